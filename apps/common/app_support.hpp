@@ -1,0 +1,32 @@
+#pragma once
+// What every fisk-ai executable does the same way: read the config, turn it into the
+// libraries' options, load the wrapped application's tools, and log to stderr.
+
+#include <fiskai/config/config.hpp>
+#include <fiskai/toolkit/application.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace fiskai::app {
+
+// Log lines go to stderr, one per line, prefixed with the program name.
+void log_warning(std::string_view text);
+void log_info(std::string_view text);
+
+// The toolkit options a config implies (filters, global flags, confirm tags, secrets).
+[[nodiscard]] toolkit::application_options application_options_from(const config::config& c);
+
+// Introspects and derives on a private io_context; throws introspection_error,
+// derive_error.
+[[nodiscard]] toolkit::application_tools load_tools_blocking(const config::config& c);
+
+// One tool as `info --json` shows it.
+[[nodiscard]] boost::json::object tool_info_json(const toolkit::tool& t);
+
+// The `info` text block for a list of tools.
+[[nodiscard]] std::string tools_table(const toolkit::tool_list& tools);
+
+}  // namespace fiskai::app

@@ -1,0 +1,35 @@
+# Shared compile settings and the helper that declares one library of the suite.
+
+add_library(fiskai_warnings INTERFACE)
+target_compile_options(fiskai_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor -Wimplicit-fallthrough
+  # designated initialisers that leave defaulted members out are the intended style
+  -Wno-missing-field-initializers
+  $<$<BOOL:${FISKAI_WERROR}>:-Werror>)
+
+if(FISKAI_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# valijson aborts the process on a bad schema unless built with exceptions.
+add_compile_definitions(VALIJSON_USE_EXCEPTIONS=1)
+
+# fiskai_add_library(<name> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# Declares the static library fiskai_<name> with the alias fiskai::<name>, public
+# headers under libs/<name>/include, and registers it for install and export.
+function(fiskai_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  set(target fiskai_${name})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(fiskai::${name} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME fiskai_${name}
+    POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS} $<BUILD_INTERFACE:fiskai_warnings>)
+  set_property(GLOBAL APPEND PROPERTY FISKAI_LIBRARIES ${target})
+  set_property(GLOBAL APPEND PROPERTY FISKAI_INCLUDE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/include)
+endfunction()

@@ -1,0 +1,132 @@
+#pragma once
+// The ten messages. Every message is one flat JSON object: the header's fields first, then
+// the payload's. There is no envelope, and nothing in a body but `protocol` says what
+// kind of message it is; here that id is a property of the C++ type, never a field, so a
+// value cannot claim to be something it is not.
+
+#include <fiskai/a2a/blocks.hpp>
+#include <fiskai/a2a/protocol.hpp>
+#include <fiskai/a2a/types.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace fiskai::a2a {
+
+// The framing fields, in wire order after `protocol`. Stamping fills them (stamp.hpp).
+struct header {
+    std::string id;            // this message's id (a KSUID when minted here)
+    std::string request;       // the originating request's id; on a request it equals `id`
+    std::string conversation;  // stable across one session; a direct RPC uses the request id
+    std::string parent;        // the request that spawned this one (multi-hop); omitted when empty
+    std::uint64_t sequence = 0;
+    timestamp time;                    // advisory, for audit; never for ordering
+    identity sender;                   // unauthenticated assertion
+    std::optional<identity> recipient;
+    bool must_understand = false;      // omitted when false
+
+    friend bool operator==(const header&, const header&) = default;
+};
+
+// "Describe yourself." Header only.
+struct discovery_request : header {
+    static constexpr std::string_view protocol = protocols::discovery_request;
+    friend bool operator==(const discovery_request&, const discovery_request&) = default;
+};
+
+// The agent card, flat next to the header.
+struct discovery_reply : header, agent_card {
+    static constexpr std::string_view protocol = protocols::discovery_reply;
+    friend bool operator==(const discovery_reply&, const discovery_reply&) = default;
+};
+
+// "Run tool `name`." Absent input means none; the server then passes `{}`.
+struct tool_request : header {
+    static constexpr std::string_view protocol = protocols::tool_request;
+    std::string name;
+    std::optional<raw_json> input;  // an object when present
+
+    friend bool operator==(const tool_request&, const tool_request&) = default;
+};
+
+// The result of one tool call, flat next to the header.
+struct tool_reply : header, tool_result {
+    static constexpr std::string_view protocol = protocols::tool_reply;
+    friend bool operator==(const tool_reply&, const tool_reply&) = default;
+};
+
+// Task flow (reserved): a task for the agent to run.
+struct task_request : header {
+    static constexpr std::string_view protocol = protocols::task_request;
+    std::string prompt;
+    std::string context;
+    std::vector<std::string> tool_hints;
+    std::optional<a2a::budget> budget;
+    std::optional<bool> stream;  // unset or true: the caller wants the event stream
+
+    [[nodiscard]] bool wants_stream() const noexcept { return stream.value_or(true); }
+    friend bool operator==(const task_request&, const task_request&) = default;
+};
+
+// Task flow (reserved): one block of a task's reply set.
+struct task_event : header {
+    static constexpr std::string_view protocol = protocols::task_event;
+    a2a::block block;
+
+    friend bool operator==(const task_event&, const task_event&) = default;
+};
+
+// Task flow (reserved): the task ended. `stop_reason` is always sent.
+struct task_result : header {
+    static constexpr std::string_view protocol = protocols::task_result;
+    std::string stop_reason;  // see stop_reasons; an unknown reason is carried
+    std::string text;
+    std::optional<a2a::usage> usage;
+
+    friend bool operator==(const task_result&, const task_result&) = default;
+};
+
+// Task flow (reserved): the task failed. `error` is always sent, even when empty.
+struct task_error : header {
+    static constexpr std::string_view protocol = protocols::task_error;
+    std::string stop_reason;
+    std::string error;
+    std::string code;  // machine-readable, free-form
+
+    friend bool operator==(const task_error&, const task_error&) = default;
+};
+
+// Task flow (reserved): stop the task named by the `request` header.
+struct task_cancel : header {
+    static constexpr std::string_view protocol = protocols::task_cancel;
+    std::string reason;
+
+    friend bool operator==(const task_cancel&, const task_cancel&) = default;
+};
+
+// Task flow (reserved): whether a task was accepted. `accepted` is always sent.
+struct task_ack : header {
+    static constexpr std::string_view protocol = protocols::task_ack;
+    bool accepted = false;
+    std::string reason;  // why it was refused
+
+    friend bool operator==(const task_ack&, const task_ack&) = default;
+};
+
+// Any message. The alternatives are in the order of protocols::all.
+using message = std::variant<discovery_request, discovery_reply, tool_request, tool_reply, task_request, task_event,
+                             task_result, task_error, task_cancel, task_ack>;
+
+template <class T>
+inline constexpr bool is_message_v = std::is_base_of_v<header, T> && requires { T::protocol; };
+
+[[nodiscard]] std::string_view protocol_of(const message& m) noexcept;
+[[nodiscard]] header& header_of(message& m) noexcept;
+[[nodiscard]] const header& header_of(const message& m) noexcept;
+
+}  // namespace fiskai::a2a

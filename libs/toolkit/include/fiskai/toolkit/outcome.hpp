@@ -1,0 +1,54 @@
+#pragma once
+// The result of one tool call, as every surface renders it.
+
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+
+namespace fiskai::toolkit {
+
+// What a command run produced. Serialised as the CommandResult envelope:
+// {"command":...,"exit_code":N,"output":...,"truncated":true} with exit_code omitted
+// when zero and truncated omitted when false, byte-compatible with the Go original.
+struct command_result {
+    std::string command;  // argv joined by single spaces, without the binary path
+    int exit_code = 0;    // -1 for a process killed by a signal we did not send
+    std::string output;   // stdout and stderr interleaved, capped
+    bool truncated = false;
+
+    friend bool operator==(const command_result&, const command_result&) = default;
+};
+
+// Go-compatible JSON of the envelope (HTML-safe escapes, invalid UTF-8 as U+FFFD).
+[[nodiscard]] std::string to_json(const command_result& r);
+[[nodiscard]] boost::json::object to_json_object(const command_result& r);
+
+class outcome {
+public:
+    enum class kind { command, json, error };
+
+    // A command ran; any exit code, including non-zero, is a normal result.
+    static outcome from_command(command_result r);
+    // An in-process tool produced the JSON the caller asked for; it travels verbatim.
+    static outcome from_json(boost::json::value v);
+    // The tool could not do its work (bad arguments, no start, timeout, denied).
+    static outcome failure(std::string message);
+
+    [[nodiscard]] kind type() const noexcept { return kind_; }
+    [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error; }
+    [[nodiscard]] const command_result* command() const noexcept { return command_ ? &*command_ : nullptr; }
+    [[nodiscard]] const boost::json::value* json() const noexcept { return kind_ == kind::json ? &json_ : nullptr; }
+    [[nodiscard]] const std::string& error_message() const noexcept { return error_; }
+
+    // The text a model sees: the envelope JSON, the verbatim JSON, or the error message.
+    [[nodiscard]] std::string render() const;
+
+private:
+    kind kind_ = kind::error;
+    std::optional<command_result> command_;
+    boost::json::value json_;
+    std::string error_;
+};
+
+}  // namespace fiskai::toolkit

@@ -1,0 +1,98 @@
+#pragma once
+// The Tool abstraction every serving surface shares: MCP, a2a and (later) the agent loop
+// all see a tool through this interface and nothing else.
+
+#include <fiskai/toolkit/outcome.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/fwd.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fiskai::toolkit {
+
+class prompter;
+
+// A surface a tool may be served on. Exposure defaults to none: a tool is served
+// nowhere until it says otherwise.
+enum class surface { mcp, a2a };
+
+struct exposure {
+    bool mcp = false;
+    bool a2a = false;
+
+    [[nodiscard]] constexpr bool on(surface s) const noexcept { return s == surface::mcp ? mcp : a2a; }
+    static constexpr exposure none() noexcept { return {}; }
+    static constexpr exposure everywhere() noexcept { return {true, true}; }
+};
+
+// Whether a call needs a human's approval first. `unknown` is a real answer: a tool that
+// cannot say is refused by every server, because an absent gate must never be
+// indistinguishable from not needing one.
+enum class confirm_posture { not_required, required, unknown };
+
+struct confirm_requirement {
+    confirm_posture posture = confirm_posture::unknown;
+    // The tag that caused the gate (`ai:confirm`, or the first matching confirm tag).
+    std::string trigger_tag;
+};
+
+// Progress reported from inside a running tool (MCP maps it onto notifications/progress).
+struct progress_update {
+    double progress = 0;
+    std::optional<double> total;
+    std::string message;
+};
+
+// What the caller lends a running tool. Everything is optional.
+struct call_options {
+    // Upper bound on the run; zero means no bound beyond the caller's own cancellation.
+    std::chrono::steady_clock::duration timeout = std::chrono::seconds(30);
+    // Working directory for a command; empty inherits the server's.
+    std::string work_dir;
+    // Who can be asked a question. Servers pass the default-deny prompter.
+    prompter* asker = nullptr;
+    std::function<void(const progress_update&)> on_progress;
+    // A log line from inside the tool: level name (`info`, `warning`, ...) and text.
+    std::function<void(std::string_view level, std::string_view text)> on_log;
+};
+
+enum class tool_kind { command, builtin, function, remote };
+
+class tool {
+public:
+    virtual ~tool() = default;
+
+    // The flat name a model addresses the tool by.
+    [[nodiscard]] virtual const std::string& name() const = 0;
+    // A readable title: the space-joined command path for a command tool.
+    [[nodiscard]] virtual const std::string& title() const = 0;
+    // For people (the `info` table).
+    [[nodiscard]] virtual const std::string& description() const = 0;
+    // What models and clients see: help plus a trailing `Tags:` line.
+    [[nodiscard]] virtual const std::string& model_description() const = 0;
+    [[nodiscard]] virtual const boost::json::object& input_schema() const = 0;
+    [[nodiscard]] virtual const std::vector<std::string>& tags() const = 0;
+    [[nodiscard]] virtual exposure exposed() const = 0;
+    [[nodiscard]] virtual confirm_requirement confirm() const = 0;
+    [[nodiscard]] virtual tool_kind kind() const = 0;
+
+    // Runs the tool. Failures a caller can reason about (bad arguments, a command that
+    // could not start, a timeout) come back as an error outcome, never as an exception.
+    // The call stops, and any child process group is killed, when the awaiting
+    // coroutine's cancellation slot fires.
+    virtual boost::asio::awaitable<outcome> call(const boost::json::value& arguments, call_options options) = 0;
+};
+
+using tool_ptr = std::shared_ptr<tool>;
+using tool_list = std::vector<tool_ptr>;
+
+// The same pattern fisk-ai uses for every served name (identities, tool names).
+[[nodiscard]] bool is_valid_name(std::string_view name) noexcept;
+
+}  // namespace fiskai::toolkit

@@ -1,0 +1,89 @@
+#include <fiskai/toolkit/function_tool.hpp>
+#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/toolkit/schema_validator.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace fiskai::toolkit {
+namespace {
+
+class function_tool final : public tool {
+public:
+    function_tool(function_tool_spec spec, schema_validator validator)
+        : spec_(std::move(spec)), validator_(std::move(validator)) {}
+
+    [[nodiscard]] const std::string& name() const override { return spec_.name; }
+    [[nodiscard]] const std::string& title() const override { return spec_.title; }
+    [[nodiscard]] const std::string& description() const override { return spec_.description; }
+    [[nodiscard]] const std::string& model_description() const override { return model_description_; }
+    [[nodiscard]] const boost::json::object& input_schema() const override { return spec_.input_schema; }
+    [[nodiscard]] const std::vector<std::string>& tags() const override { return spec_.tags; }
+    [[nodiscard]] exposure exposed() const override { return *spec_.exposed; }
+    [[nodiscard]] confirm_requirement confirm() const override {
+        if (*spec_.confirm == confirm_posture::required) return {confirm_posture::required, "ai:confirm"};
+        return {*spec_.confirm, {}};
+    }
+    [[nodiscard]] tool_kind kind() const override { return spec_.kind; }
+
+    boost::asio::awaitable<outcome> call(const boost::json::value& arguments, call_options options) override {
+        boost::json::object input;
+        if (arguments.is_object()) {
+            input = arguments.get_object();
+        } else if (!arguments.is_null()) {
+            co_return outcome::failure(fmt::format("invalid arguments for tool {}: expected an object", go_quote(spec_.name)));
+        }
+        if (auto problem = validator_.validate(input)) {
+            co_return outcome::failure(fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problem));
+        }
+        try {
+            co_return co_await spec_.handler(input, options);
+        } catch (const std::exception& e) {
+            co_return outcome::failure(e.what());
+        }
+    }
+
+    void finish() {
+        std::string tags_line;
+        for (const auto& t : spec_.tags) tags_line += (tags_line.empty() ? "" : ", ") + t;
+        model_description_ = spec_.description;
+        if (!tags_line.empty()) model_description_ += (model_description_.empty() ? "" : "\n\n") + ("Tags: " + tags_line);
+    }
+
+private:
+    function_tool_spec spec_;
+    schema_validator validator_;
+    std::string model_description_;
+};
+
+}  // namespace
+
+tool_ptr make_function_tool(function_tool_spec spec) {
+    if (!is_valid_name(spec.name)) {
+        throw std::invalid_argument(fmt::format("function tool name {} is invalid: it must contain only letters, "
+                                                "digits, '-' or '_'",
+                                                go_quote(spec.name)));
+    }
+    if (!spec.handler) throw std::invalid_argument(fmt::format("function tool {} has no handler", go_quote(spec.name)));
+    if (!spec.exposed) {
+        throw std::invalid_argument(fmt::format(
+            "function tool {} has not declared where it may be served; set exposed (exposure::none() to serve it "
+            "nowhere)",
+            go_quote(spec.name)));
+    }
+    if (!spec.confirm) {
+        throw std::invalid_argument(
+            fmt::format("function tool {} has not declared whether it needs approval; set confirm", go_quote(spec.name)));
+    }
+    if (spec.title.empty()) spec.title = spec.name;
+    if (spec.input_schema.empty()) spec.input_schema["type"] = "object";
+    schema_validator validator(spec.input_schema);
+    auto t = std::make_shared<function_tool>(std::move(spec), std::move(validator));
+    t->finish();
+    return t;
+}
+
+}  // namespace fiskai::toolkit

@@ -1,0 +1,60 @@
+#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/toolkit/outcome.hpp>
+
+namespace fiskai::toolkit {
+
+std::string to_json(const command_result& r) {
+    // Key order and omission rules of the Go CommandResult struct.
+    std::string out = "{\"command\":";
+    append_go_string(out, r.command);
+    if (r.exit_code != 0) {
+        out += ",\"exit_code\":";
+        out += std::to_string(r.exit_code);
+    }
+    out += ",\"output\":";
+    append_go_string(out, r.output);
+    if (r.truncated) out += ",\"truncated\":true";
+    out += '}';
+    return out;
+}
+
+boost::json::object to_json_object(const command_result& r) {
+    boost::json::object o;
+    o["command"] = r.command;
+    if (r.exit_code != 0) o["exit_code"] = r.exit_code;
+    o["output"] = r.output;
+    if (r.truncated) o["truncated"] = true;
+    return o;
+}
+
+outcome outcome::from_command(command_result r) {
+    outcome o;
+    o.kind_ = kind::command;
+    o.command_ = std::move(r);
+    return o;
+}
+
+outcome outcome::from_json(boost::json::value v) {
+    outcome o;
+    o.kind_ = kind::json;
+    o.json_ = std::move(v);
+    return o;
+}
+
+outcome outcome::failure(std::string message) {
+    outcome o;
+    o.kind_ = kind::error;
+    o.error_ = std::move(message);
+    return o;
+}
+
+std::string outcome::render() const {
+    switch (kind_) {
+        case kind::command: return to_json(*command_);
+        case kind::json: return go_json(json_);
+        case kind::error: return error_;
+    }
+    return error_;
+}
+
+}  // namespace fiskai::toolkit

@@ -1,0 +1,15 @@
+#include <fiskai/toolkit/tool.hpp>
+
+namespace fiskai::toolkit {
+
+bool is_valid_name(std::string_view name) noexcept {
+    if (name.empty()) return false;
+    for (const char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                        c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace fiskai::toolkit

@@ -1,0 +1,183 @@
+#include "async_test.hpp"
+
+#include <fiskai/toolkit/output_capture.hpp>
+#include <fiskai/toolkit/process.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+
+using namespace fiskai::toolkit;
+using namespace std::chrono_literals;
+using fiskai::test::run_awaitable;
+using fiskai::test::wait_until;
+
+namespace {
+
+process_spec shell(const std::string& script, std::chrono::steady_clock::duration timeout = 20s) {
+    process_spec s;
+    s.executable = "/bin/sh";
+    s.arguments = {"-c", script};
+    s.environment = scrubbed_environment();
+    s.timeout = timeout;
+    return s;
+}
+
+// A process that is gone or a zombie waiting for its reaper no longer runs anything.
+bool process_gone(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return true;
+    std::string content((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = content.rfind(')');
+    return close != std::string::npos && content.size() > close + 2 && content[close + 2] == 'Z';
+}
+
+pid_t read_pid(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    pid_t pid = 0;
+    in >> pid;
+    return pid;
+}
+
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir() {
+        char tmpl[] = "/tmp/fiskai-test-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("stdout and stderr are merged in arrival order", "[process]") {
+    auto r = run_awaitable(run_process(shell("echo first; echo second >&2; echo third")));
+    CHECK(r.state == process_result::status::exited);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output == "first\nsecond\nthird\n");
+}
+
+TEST_CASE("a non-zero exit is reported with its code", "[process]") {
+    auto r = run_awaitable(run_process(shell("echo boom; exit 3")));
+    CHECK(r.state == process_result::status::exited);
+    CHECK(r.exit_code == 3);
+    CHECK(r.output == "boom\n");
+}
+
+TEST_CASE("a process killed by a signal we did not send reports -1", "[process]") {
+    auto r = run_awaitable(run_process(shell("kill -9 $$")));
+    CHECK(r.state == process_result::status::exited);
+    CHECK(r.exit_code == -1);
+}
+
+TEST_CASE("the timeout kills the whole group, grandchildren included", "[process]") {
+    temp_dir dir;
+    const auto pidfile = dir.path / "grandchild.pid";
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_awaitable(
+        run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait", 300ms)));
+    CHECK(r.state == process_result::status::timed_out);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    const pid_t grandchild = read_pid(pidfile);
+    REQUIRE(grandchild > 0);
+    CHECK(wait_until([&] { return process_gone(grandchild); }, 5s));
+}
+
+TEST_CASE("a descendant still running when the leader exits is killed too", "[process]") {
+    temp_dir dir;
+    const auto pidfile = dir.path / "bg.pid";
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_awaitable(run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; echo started")));
+    CHECK(r.state == process_result::status::exited);
+    CHECK(r.output == "started\n");
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    const pid_t bg = read_pid(pidfile);
+    REQUIRE(bg > 0);
+    CHECK(wait_until([&] { return process_gone(bg); }, 5s));
+}
+
+TEST_CASE("cancelling the awaiting coroutine kills the group", "[process]") {
+    temp_dir dir;
+    const auto pidfile = dir.path / "child.pid";
+    boost::asio::io_context ioc;
+    boost::asio::cancellation_signal cancel;
+    std::optional<process_result> result;
+    boost::asio::co_spawn(ioc, run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait")),
+                          boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, process_result r) {
+                              if (!e) result = std::move(r);
+                          }));
+    boost::asio::steady_timer t(ioc);
+    // cancel once the child has written its pid, not after a guessed delay
+    std::function<void()> poll = [&] {
+        if (read_pid(pidfile) > 0) {
+            cancel.emit(boost::asio::cancellation_type::terminal);
+            return;
+        }
+        t.expires_after(10ms);
+        t.async_wait([&](auto) { poll(); });
+    };
+    poll();
+    ioc.run_for(20s);
+    REQUIRE(result);
+    CHECK(result->state == process_result::status::cancelled);
+    const pid_t child = read_pid(pidfile);
+    CHECK(wait_until([&] { return process_gone(child); }, 5s));
+}
+
+TEST_CASE("output past the cap keeps head and tail", "[process]") {
+    auto spec = shell("printf BEGIN; head -c 200000 /dev/zero | tr '\\000' a; printf END");
+    spec.output_cap = max_tool_output_bytes;
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.total_bytes == 200008);
+    CHECK(r.truncated);
+    CHECK(r.output.size() == 65562);
+    CHECK(r.output.rfind("BEGIN", 0) == 0);
+    CHECK(r.output.substr(r.output.size() - 3) == "END");
+    CHECK(r.output.find(truncation_marker) == 32768);
+}
+
+TEST_CASE("a binary that cannot start is reported", "[process]") {
+    process_spec s;
+    s.executable = "/nonexistent/tool";
+    auto r = run_awaitable(run_process(s));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("No such file"));
+    s.executable = "fiskai-no-such-binary";
+    r = run_awaitable(run_process(s));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK(r.error == "exec: \"fiskai-no-such-binary\": executable file not found in $PATH");
+}
+
+TEST_CASE("the environment is scrubbed of credentials and carries LLMFORMAT=1", "[process]") {
+    ::setenv("ANTHROPIC_API_KEY", "sk-secret", 1);
+    ::setenv("MY_EMBED_KEY", "embed-secret", 1);
+    ::setenv("LLMFORMAT", "0", 1);
+    ::setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1", 1);
+    auto spec = shell("echo ${ANTHROPIC_API_KEY:-unset} ${MY_EMBED_KEY:-unset} $LLMFORMAT $ANTHROPIC_BASE_URL");
+    spec.environment = scrubbed_environment({"MY_EMBED_KEY"});
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.output == "unset unset 1 http://127.0.0.1:1\n");
+    ::unsetenv("ANTHROPIC_API_KEY");
+    ::unsetenv("MY_EMBED_KEY");
+    ::unsetenv("LLMFORMAT");
+    ::unsetenv("ANTHROPIC_BASE_URL");
+}
+
+TEST_CASE("stdin is the null device and the working directory is honoured", "[process]") {
+    temp_dir dir;
+    auto spec = shell("cat; pwd");
+    spec.work_dir = dir.path.string();
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.output == std::filesystem::canonical(dir.path).string() + "\n");
+}
