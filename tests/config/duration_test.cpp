@@ -29,7 +29,7 @@ constexpr auto int64_min = std::numeric_limits<std::int64_t>::min();
 
 }  // namespace
 
-TEST_CASE("parse_go_duration accepts Go's grammar", "[duration]") {
+TEST_CASE("config: parse_go_duration accepts Go's grammar", "[duration]") {
     CHECK(parse_go_duration("0") == ns{0});
     CHECK(parse_go_duration("-0") == ns{0});
     CHECK(parse_go_duration("+0") == ns{0});
@@ -52,7 +52,7 @@ TEST_CASE("parse_go_duration accepts Go's grammar", "[duration]") {
     CHECK(parse_go_duration("2.5\u00B5s") == 2500ns);
 }
 
-TEST_CASE("parse_go_duration handles fractions like Go", "[duration]") {
+TEST_CASE("config: parse_go_duration handles fractions like Go", "[duration]") {
     CHECK(parse_go_duration(".5s") == 500ms);
     CHECK(parse_go_duration("-.5s") == -500ms);
     // A point with no digits after it is allowed when digits precede it.
@@ -65,7 +65,7 @@ TEST_CASE("parse_go_duration handles fractions like Go", "[duration]") {
     CHECK(parse_go_duration("1.5m1.5s") == 91500ms);
 }
 
-TEST_CASE("parse_go_duration covers the int64 range exactly", "[duration]") {
+TEST_CASE("config: parse_go_duration covers the int64 range exactly", "[duration]") {
     CHECK(parse_go_duration("9223372036854775807ns") == ns{int64_max});
     CHECK(parse_go_duration("-9223372036854775808ns") == ns{int64_min});
     CHECK(parse_go_duration("2562047h") == 2562047h);
@@ -76,7 +76,7 @@ TEST_CASE("parse_go_duration covers the int64 range exactly", "[duration]") {
     CHECK(duration_error_of("-9223372036854775809ns") == R"(time: invalid duration "-9223372036854775809ns")");
 }
 
-TEST_CASE("parse_go_duration errors carry Go's texts", "[duration]") {
+TEST_CASE("config: parse_go_duration errors carry Go's texts", "[duration]") {
     CHECK(duration_error_of("") == R"(time: invalid duration "")");
     CHECK(duration_error_of("abc") == R"(time: invalid duration "abc")");
     CHECK(duration_error_of("-") == R"(time: invalid duration "-")");
@@ -97,7 +97,7 @@ TEST_CASE("parse_go_duration errors carry Go's texts", "[duration]") {
     CHECK(duration_error_of("not-a-duration") == R"(time: invalid duration "not-a-duration")");
 }
 
-TEST_CASE("parse_go_duration quotes like Go's time package", "[duration]") {
+TEST_CASE("config: parse_go_duration quotes like Go's time package", "[duration]") {
     // time.quote prints every byte of a non-ASCII rune as \xNN (it is not strconv.Quote).
     CHECK(duration_error_of("1\u00B5x") == R"(time: unknown unit "\xc2\xb5x" in duration "1\xc2\xb5x")");
     CHECK(duration_error_of("\u00E9") == R"(time: invalid duration "\xc3\xa9")");
@@ -107,7 +107,7 @@ TEST_CASE("parse_go_duration quotes like Go's time package", "[duration]") {
     CHECK(duration_error_of("1\ts") == R"(time: unknown unit "\x09s" in duration "1\x09s")");
 }
 
-TEST_CASE("format_go_duration prints like Duration.String", "[duration]") {
+TEST_CASE("config: format_go_duration prints like Duration.String", "[duration]") {
     CHECK(format_go_duration(0s) == "0s");
     CHECK(format_go_duration(1ns) == "1ns");
     CHECK(format_go_duration(999ns) == "999ns");
@@ -132,7 +132,7 @@ TEST_CASE("format_go_duration prints like Duration.String", "[duration]") {
     CHECK(format_go_duration(ns{int64_min}) == "-2562047h47m16.854775808s");
 }
 
-TEST_CASE("format_go_duration output parses back to the same value", "[duration]") {
+TEST_CASE("config: format_go_duration output parses back to the same value", "[duration]") {
     for (const ns d : {ns{0}, ns{1}, ns{1100}, ns{1500000}, ns{std::chrono::nanoseconds(90s)},
                        ns{std::chrono::nanoseconds(-2min)}, ns{int64_max}, ns{int64_min}, ns{3723000000001}}) {
         INFO(format_go_duration(d));

@@ -24,7 +24,7 @@ std::string mcp_block(std::string_view body) { return "expose:\n  agent:\n    mc
 
 }  // namespace
 
-TEST_CASE("identity defaults to the application's base name, else fisk-ai", "[config][prepare]") {
+TEST_CASE("config: identity defaults to the application's base name, else fisk-ai", "[config][prepare]") {
     CHECK(lenient("application_path: /usr/bin/nats\n").identity == "nats");
     CHECK(lenient("application_path: nats\n").identity == "nats");
     CHECK(lenient("application_path: /opt/tools/\n").identity == "tools");
@@ -33,18 +33,18 @@ TEST_CASE("identity defaults to the application's base name, else fisk-ai", "[co
     CHECK(lenient("identity: ops\n").knowledge_directory() == "knowledge/ops");
 }
 
-TEST_CASE("confirm_tags are trimmed, emptied and de-duplicated in order", "[config][prepare]") {
+TEST_CASE("config: confirm_tags are trimmed, emptied and de-duplicated in order", "[config][prepare]") {
     const config c = lenient(R"(harness: {confirm_tags: ["impact:rw", " impact:rw ", "", "   ", "admin", "admin"]})");
     CHECK(c.harness.confirm_tags == strings{"impact:rw", "admin"});
 }
 
-TEST_CASE("global_flags are trimmed, undashed, emptied and de-duplicated", "[config][prepare]") {
+TEST_CASE("config: global_flags are trimmed, undashed, emptied and de-duplicated", "[config][prepare]") {
     const config c = lenient(R"(application_path: /bin/app
 global_flags: ["--context", "context", " server ", "", "-", "---timeout", "\ttimeout"])");
     CHECK(c.global_flags == strings{"context", "server", "timeout"});
 }
 
-TEST_CASE("confirm_over_mcp is case and space insensitive", "[config][prepare]") {
+TEST_CASE("config: confirm_over_mcp is case and space insensitive", "[config][prepare]") {
     CHECK(lenient(mcp_block("      confirm_over_mcp: \"  Always  \"\n")).mcp->confirm_over_mcp == confirm_mode::always);
     CHECK(lenient(mcp_block("      confirm_over_mcp: \" ALWAYS \"\n")).mcp->confirm_over_mcp == confirm_mode::always);
     CHECK(lenient(mcp_block("      confirm_over_mcp: never\n")).mcp->confirm_over_mcp == confirm_mode::never);
@@ -56,14 +56,14 @@ TEST_CASE("confirm_over_mcp is case and space insensitive", "[config][prepare]")
     CHECK(to_string(confirm_mode::never) == "never");
 }
 
-TEST_CASE("an unknown confirm_over_mcp quotes the raw value", "[config][prepare]") {
+TEST_CASE("config: an unknown confirm_over_mcp quotes the raw value", "[config][prepare]") {
     CHECK(parse_error(mcp_block("      confirm_over_mcp: sometimes\n")) ==
           "invalid confirm_over_mcp \"sometimes\": must be auto, always or never");
     CHECK(parse_error(mcp_block("      confirm_over_mcp: \" Sometimes\\t\"\n")) ==
           "invalid confirm_over_mcp \" Sometimes\\t\": must be auto, always or never");
 }
 
-TEST_CASE("MCP settings are kept verbatim", "[config][prepare]") {
+TEST_CASE("config: MCP settings are kept verbatim", "[config][prepare]") {
     const config c = lenient(mcp_block(R"(      port: 9090
       address: 0.0.0.0
       instructions: "Use with care."
@@ -86,7 +86,7 @@ TEST_CASE("MCP settings are kept verbatim", "[config][prepare]") {
     CHECK(d.mcp->builtins.empty());
 }
 
-TEST_CASE("server limits parse for MCP and a2a", "[config][prepare]") {
+TEST_CASE("config: server limits parse for MCP and a2a", "[config][prepare]") {
     const config c = lenient(R"(expose:
   agent:
     mcp: {max_concurrent_tools: 8, tool_timeout: 45s}
@@ -117,7 +117,7 @@ TEST_CASE("server limits parse for MCP and a2a", "[config][prepare]") {
     }
 }
 
-TEST_CASE("the limits validator edges", "[config][prepare]") {
+TEST_CASE("config: the limits validator edges", "[config][prepare]") {
     for (const std::string path : {"mcp", "a2a"}) {
         INFO(path);
         const auto doc = [&](std::string_view body) {
@@ -145,7 +145,7 @@ TEST_CASE("the limits validator edges", "[config][prepare]") {
     CHECK(c.mcp->limits.effective_concurrency() == 1024);
 }
 
-TEST_CASE("builtins are normalised and limited to the knowledge tools", "[config][prepare]") {
+TEST_CASE("config: builtins are normalised and limited to the knowledge tools", "[config][prepare]") {
     const std::string knowledge = "harness: {knowledge: {enabled: true}}\n";
     SECTION("duplicates and whitespace collapse") {
         const config c =
@@ -187,7 +187,7 @@ TEST_CASE("builtins are normalised and limited to the knowledge tools", "[config
     }
 }
 
-TEST_CASE("prepare fails in the documented order", "[config][prepare]") {
+TEST_CASE("config: prepare fails in the documented order", "[config][prepare]") {
     // confirm_over_mcp, then builtins, then MCP limits, then a2a limits, then the LLM
     // budget, then the embeddings timeout.
     std::string doc = R"(expose:
@@ -212,7 +212,7 @@ harness: {knowledge: {enabled: true, embeddings: {timeout: xyz}}}
     CHECK(parse_error(doc) == "invalid knowledge.embeddings.timeout \"xyz\": time: invalid duration \"xyz\"");
 }
 
-TEST_CASE("the LLM budget: defaults, negatives and call_timeout", "[config][prepare]") {
+TEST_CASE("config: the LLM budget: defaults, negatives and call_timeout", "[config][prepare]") {
     SECTION("defaults for a minimal config") {
         const config c = lenient("llm: {model: m}");
         CHECK(c.llm.budget.max_tokens == 200000);
@@ -253,7 +253,7 @@ TEST_CASE("the LLM budget: defaults, negatives and call_timeout", "[config][prep
     }
 }
 
-TEST_CASE("LLM switches and provider", "[config][prepare]") {
+TEST_CASE("config: LLM switches and provider", "[config][prepare]") {
     const config c = lenient(
         "llm: {model: claude, provider: openai, thinking: {enabled: true}, no_prompt_cache: true, no_tool_search: true}");
     CHECK(c.llm.model == "claude");
@@ -266,7 +266,7 @@ TEST_CASE("LLM switches and provider", "[config][prepare]") {
     CHECK(lenient("llm: {provider: \"\"}").llm.provider == "anthropic");
 }
 
-TEST_CASE("the embeddings timeout", "[config][prepare]") {
+TEST_CASE("config: the embeddings timeout", "[config][prepare]") {
     const std::string base = "harness:\n  knowledge:\n    enabled: true\n    embeddings:\n";
     CHECK(lenient(base + "      model: m\n").harness.knowledge.embeddings->timeout == 30s);
     CHECK(lenient(base).harness.knowledge.embeddings->timeout == 30s);
@@ -281,7 +281,7 @@ TEST_CASE("the embeddings timeout", "[config][prepare]") {
           "invalid knowledge.embeddings.timeout \"1\": time: missing unit in duration \"1\"");
 }
 
-TEST_CASE("knowledge settings", "[config][prepare]") {
+TEST_CASE("config: knowledge settings", "[config][prepare]") {
     const config c = lenient(R"(identity: ops
 harness:
   knowledge:
@@ -318,7 +318,7 @@ harness:
     CHECK(lenient("harness: {knowledge: {top_k: 7}}").harness.knowledge.effective_top_k() == 7);
 }
 
-TEST_CASE("credential environment names", "[config][prepare]") {
+TEST_CASE("config: credential environment names", "[config][prepare]") {
     CHECK(lenient("harness: {knowledge: {enabled: true}}").credential_env_names().empty());
     CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: EMBED_KEY}}}").credential_env_names() ==
           strings{"EMBED_KEY"});
@@ -333,7 +333,7 @@ TEST_CASE("credential environment names", "[config][prepare]") {
               .empty());
 }
 
-TEST_CASE("memory settings", "[config][prepare]") {
+TEST_CASE("config: memory settings", "[config][prepare]") {
     SECTION("disabled reports no backend and no options") {
         const config c = lenient("harness: {memory: {backend: jetstream, options: {bucket: B}}}");
         CHECK_FALSE(c.harness.memory.enabled);
@@ -359,7 +359,7 @@ TEST_CASE("memory settings", "[config][prepare]") {
     }
 }
 
-TEST_CASE("session settings", "[config][prepare]") {
+TEST_CASE("config: session settings", "[config][prepare]") {
     CHECK(lenient("").harness.sessions.backend == "file");
     CHECK(lenient("harness: {sessions: {}}").harness.sessions.backend == "file");
     const config c = lenient("harness: {sessions: {backend: jetstream, options: {stream: FISK_SESSIONS}}}");
@@ -367,7 +367,7 @@ TEST_CASE("session settings", "[config][prepare]") {
     CHECK(c.harness.sessions.options_json == R"({"stream":"FISK_SESSIONS"})");
 }
 
-TEST_CASE("apply_state_dir folds --state-dir into the file backend", "[config][prepare]") {
+TEST_CASE("config: apply_state_dir folds --state-dir into the file backend", "[config][prepare]") {
     SECTION("empty is a no-op") {
         config c = lenient("harness: {sessions: {backend: jetstream, options: {stream: S}}}");
         apply_state_dir(c, "");
@@ -390,14 +390,14 @@ TEST_CASE("apply_state_dir folds --state-dir into the file backend", "[config][p
     }
 }
 
-TEST_CASE("harness switches", "[config][prepare]") {
+TEST_CASE("config: harness switches", "[config][prepare]") {
     const config c = lenient("harness: {human_in_the_loop: {enabled: true}, no_tui: true, no_bell: true}");
     CHECK(c.harness.human_in_the_loop_enabled);
     CHECK(c.harness.no_tui);
     CHECK(c.harness.no_bell);
 }
 
-TEST_CASE("remote hosts, remote agents and their warnings", "[config][prepare]") {
+TEST_CASE("config: remote hosts, remote agents and their warnings", "[config][prepare]") {
     const config c = lenient(R"(remote_agents:
   - {name: planner, alias: plan}
 remote_tools:
@@ -424,7 +424,7 @@ remote_tools:
                                 "the tag filter was ignored (filter by tool name instead)"});
 }
 
-TEST_CASE("filters keep patterns and tags as written", "[config][prepare]") {
+TEST_CASE("config: filters keep patterns and tags as written", "[config][prepare]") {
     const config c = lenient(R"(include: {tools: ["^stream_", "^consumer_info$"], tags: ["scope:read", ""]}
 exclude: {tools: ["^stream_rm$"]}
 expose: {agent: {tools: {include: {tags: [a]}, exclude: {tools: ["^x$"]}}}}
@@ -439,7 +439,7 @@ expose: {agent: {tools: {include: {tags: [a]}, exclude: {tools: ["^x$"]}}}}
     CHECK_FALSE(filter{{}, {""}}.empty());
 }
 
-TEST_CASE("is_valid_identity is ^[a-zA-Z0-9_-]+$", "[config][prepare]") {
+TEST_CASE("config: is_valid_identity is ^[a-zA-Z0-9_-]+$", "[config][prepare]") {
     CHECK(is_valid_identity("agent_1-prod"));
     CHECK(is_valid_identity("A"));
     CHECK(is_valid_identity("-"));

@@ -72,11 +72,11 @@ struct temp_file {
 
 }  // namespace
 
-TEST_CASE("a complete file passes every mode", "[config][validate]") {
+TEST_CASE("config: a complete file passes every mode", "[config][validate]") {
     for (const mode m : all_modes) CHECK(parse_error(complete, m) == "<no error>");
 }
 
-TEST_CASE("global_flags need application_path in every mode", "[config][validate]") {
+TEST_CASE("config: global_flags need application_path in every mode", "[config][validate]") {
     for (const mode m : all_modes) {
         CHECK(parse_error("global_flags: [--context]\n", m) == global_flags_error);
     }
@@ -86,7 +86,7 @@ TEST_CASE("global_flags need application_path in every mode", "[config][validate
     CHECK(parse_error("identity: bad.id\nglobal_flags: [x]\n", mode::lenient) == global_flags_error);
 }
 
-TEST_CASE("identities outside the pattern are rejected in every mode", "[config][validate]") {
+TEST_CASE("config: identities outside the pattern are rejected in every mode", "[config][validate]") {
     for (const std::string bad : {"agent 1", "agent.1", "agent*", "agent>", "ag/ent"}) {
         for (const mode m : all_modes) {
             INFO(bad);
@@ -97,7 +97,7 @@ TEST_CASE("identities outside the pattern are rejected in every mode", "[config]
     CHECK(parse_error("identity: agent_1-prod\n" + std::string(minimal_agent), mode::agent) == "<no error>");
 }
 
-TEST_CASE("an identity derived from /usr/bin/my.agent fails", "[config][validate]") {
+TEST_CASE("config: an identity derived from /usr/bin/my.agent fails", "[config][validate]") {
     for (const mode m : all_modes) {
         CHECK(parse_error("application_path: /usr/bin/my.agent\n" + std::string(minimal_agent), m) ==
               "identity \"my.agent\"" + identity_tail);
@@ -107,7 +107,7 @@ TEST_CASE("an identity derived from /usr/bin/my.agent fails", "[config][validate
                       mode::agent) == "<no error>");
 }
 
-TEST_CASE("remote hosts are validated in order in every mode", "[config][validate]") {
+TEST_CASE("config: remote hosts are validated in order in every mode", "[config][validate]") {
     const auto with_hosts = [](std::string_view hosts) {
         return "nats_context: ngs\n" + std::string(minimal_agent) + "remote_tools:\n" + std::string(hosts);
     };
@@ -140,7 +140,7 @@ TEST_CASE("remote hosts are validated in order in every mode", "[config][validat
     CHECK(parse_error("remote_tools: [{name: bad.name}]\n", mode::server) == bad_name);
 }
 
-TEST_CASE("agent mode requirements and their order", "[config][validate]") {
+TEST_CASE("config: agent mode requirements and their order", "[config][validate]") {
     SECTION("remote_tools need a nats_context") {
         CHECK(parse_error("remote_tools: [{name: peer}]\n", mode::agent) ==
               "nats_context is required when remote_tools is set");
@@ -171,7 +171,7 @@ TEST_CASE("agent mode requirements and their order", "[config][validate]") {
     }
 }
 
-TEST_CASE("mcp mode requires the expose.agent.mcp block and nothing else", "[config][validate]") {
+TEST_CASE("config: mcp mode requires the expose.agent.mcp block and nothing else", "[config][validate]") {
     CHECK(parse_error("", mode::mcp) == mcp_not_enabled);
     CHECK(parse_error(minimal_agent, mode::mcp) == mcp_not_enabled);
     CHECK(parse_error("expose: {agent: {a2a: {serve_tools: true}}}\n", mode::mcp) == mcp_not_enabled);
@@ -183,7 +183,7 @@ TEST_CASE("mcp mode requires the expose.agent.mcp block and nothing else", "[con
     CHECK(parse_error("identity: a.b\n", mode::mcp) == "identity \"a.b\"" + identity_tail);
 }
 
-TEST_CASE("server mode: a2a serving, then application_path, then nats_context", "[config][validate]") {
+TEST_CASE("config: server mode: a2a serving, then application_path, then nats_context", "[config][validate]") {
     CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\n", mode::server) == a2a_not_enabled);
     CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\nexpose: {agent: {a2a: {max_concurrent_tools: 4}}}\n",
                       mode::server) == a2a_not_enabled);
@@ -198,19 +198,19 @@ TEST_CASE("server mode: a2a serving, then application_path, then nats_context", 
     CHECK(c.identity == "app");
 }
 
-TEST_CASE("serve mode validates like server but requires nothing of a2a", "[config][validate]") {
+TEST_CASE("config: serve mode validates like server but requires nothing of a2a", "[config][validate]") {
     CHECK(parse_error("", mode::serve) == app_required);
     CHECK(parse_error("application_path: /bin/app\n", mode::serve) == "nats_context is required for the a2a server");
     CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\n", mode::serve) == "<no error>");
 }
 
-TEST_CASE("lenient mode runs only the shared checks", "[config][validate]") {
+TEST_CASE("config: lenient mode runs only the shared checks", "[config][validate]") {
     CHECK(parse_error("", mode::lenient) == "<no error>");
     CHECK(parse_error("remote_tools: [{name: peer}]\n", mode::lenient) == "<no error>");
     CHECK(parse_error("remote_tools: [{name: \"\"}]\n", mode::lenient) == "remote_tools host is missing a name");
 }
 
-TEST_CASE("validate_for_mode can be called again on a parsed config", "[config][validate]") {
+TEST_CASE("config: validate_for_mode can be called again on a parsed config", "[config][validate]") {
     const config c = parse(minimal_agent, mode::agent);
     CHECK(validate_error(c, mode::agent) == "<no error>");
     CHECK(validate_error(c, mode::lenient) == "<no error>");
@@ -219,7 +219,7 @@ TEST_CASE("validate_for_mode can be called again on a parsed config", "[config][
     CHECK(validate_error(c, mode::serve) == app_required);
 }
 
-TEST_CASE("the annotated example parses to the documented values", "[config][validate]") {
+TEST_CASE("config: the annotated example parses to the documented values", "[config][validate]") {
     const std::string path = std::string(FISKAI_SOURCE_DIR) + "/tests/config/data/annotated.yaml";
     for (const mode m : all_modes) CHECK_NOTHROW((void)load_file(path, m));
 
@@ -296,7 +296,7 @@ TEST_CASE("the annotated example parses to the documented values", "[config][val
     CHECK(c.llm.tool_search_allowed());
 }
 
-TEST_CASE("load_file reports read failures with the path", "[config][validate]") {
+TEST_CASE("config: load_file reports read failures with the path", "[config][validate]") {
     CHECK_THROWS_WITH(load_file("/nonexistent/fisk-ai.yaml", mode::agent),
                       "reading config \"/nonexistent/fisk-ai.yaml\": open /nonexistent/fisk-ai.yaml: no such file or "
                       "directory");
@@ -305,7 +305,7 @@ TEST_CASE("load_file reports read failures with the path", "[config][validate]")
                       "reading config \"" + dir + "\": read " + dir + ": is a directory");
 }
 
-TEST_CASE("load_file parses and validates the file's content", "[config][validate]") {
+TEST_CASE("config: load_file parses and validates the file's content", "[config][validate]") {
     const temp_file good(minimal_agent);
     CHECK(load_file(good.path.string(), mode::agent).llm.model == "m");
     CHECK_THROWS_WITH(load_file(good.path.string(), mode::mcp), mcp_not_enabled);
