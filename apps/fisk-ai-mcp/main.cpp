@@ -4,8 +4,17 @@
 #include "app_support.hpp"
 
 #include <fiskai/config/config.hpp>
+#include <fiskai/mcpserver/listener.hpp>
+#include <fiskai/mcpserver/server.hpp>
 #include <fiskai/toolkit/application.hpp>
+#include <fiskai/toolkit/builtins.hpp>
 #include <fiskai/toolkit/derive.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -14,8 +23,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <optional>
+#include <unistd.h>
 
 namespace {
 
@@ -65,19 +78,172 @@ int run_info(const info_options& o) {
     return 0;
 }
 
+struct serve_options {
+    std::string config_path;
+    std::optional<int> port;     // flag or FISK_AI_MCP_PORT; 0 asks for a free port
+    std::string address;         // flag or FISK_AI_MCP_ADDRESS
+};
+
+mcpserver::confirm_mode to_server_mode(config::confirm_mode m) {
+    switch (m) {
+        case config::confirm_mode::always: return mcpserver::confirm_mode::always;
+        case config::confirm_mode::never: return mcpserver::confirm_mode::never;
+        case config::confirm_mode::auto_: break;
+    }
+    return mcpserver::confirm_mode::automatic;
+}
+
+std::string approval_summary(config::confirm_mode m) {
+    switch (m) {
+        case config::confirm_mode::always:
+            return "clients that support elicitation are asked to approve each run, clients that do not are refused "
+                   "(confirm_over_mcp=always)";
+        case config::confirm_mode::never:
+            return "they run ungated with approval delegated to the client (confirm_over_mcp=never)";
+        case config::confirm_mode::auto_: break;
+    }
+    return "clients that support elicitation are asked to approve each run, clients that do not run them ungated "
+           "(confirm_over_mcp=auto)";
+}
+
+int run_serve(const serve_options& o) {
+    const auto cfg = config::load_file(o.config_path, config::mode::mcp);
+    const auto& mcp = *cfg.mcp;
+    for (const auto& w : cfg.warnings) app::log_warning(w);
+    if (cfg.application_path.empty()) {
+        app::log_info("note: no wrapped application configured (application_path unset); serving built-in tools only");
+    }
+    if (cfg.harness.human_in_the_loop_enabled) {
+        app::log_warning("human_in_the_loop has no effect over MCP; built-in human-in-the-loop tools are never "
+                         "exposed to MCP clients");
+    }
+    if (cfg.harness.memory.enabled) {
+        app::log_warning("memory has no effect over MCP; the built-in memory tools are only available in an agent run");
+    }
+
+    const auto loaded = app::load_tools_blocking(cfg);
+    for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
+
+    // Built-ins this build provides; the operator's allowlist can only narrow them.
+    toolkit::builtin_registry builtins;
+    for (const auto& name : mcp.builtins) {
+        if (!builtins.find(name)) {
+            throw std::runtime_error(fmt::format(
+                "expose.agent.mcp.builtins lists \"{}\", but this build has no knowledge store to serve it; remove it "
+                "from builtins",
+                name));
+        }
+    }
+    if (cfg.harness.knowledge.enabled && mcp.builtins.empty()) {
+        app::log_info("note: knowledge is enabled but not exposed over MCP");
+    }
+    const auto served_builtins = builtins.served_on(toolkit::surface::mcp, mcp.builtins);
+    if (loaded.tools.empty() && served_builtins.empty()) {
+        throw std::runtime_error(
+            fmt::format("no tools available after filtering; check include/exclude in \"{}\"", o.config_path));
+    }
+    mcpserver::check_builtin_collisions(loaded.tools, served_builtins);
+
+    boost::asio::io_context ioc;
+    mcpserver::server_options so;
+    so.name = cfg.identity;
+    so.version = "0.1.0";
+    so.instructions = mcp.instructions;
+    so.confirm = to_server_mode(mcp.confirm_over_mcp);
+    so.max_concurrent_calls = static_cast<std::size_t>(mcp.limits.effective_concurrency());
+    so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(mcp.limits.effective_timeout());
+    so.allowed_origins = mcp.allowed_origins;
+    so.log = [](mcpserver::log_level level, std::string_view text) {
+        if (level == mcpserver::log_level::debug) return;
+        if (level >= mcpserver::log_level::warning) {
+            app::log_warning(text);
+        } else {
+            app::log_info(text);
+        }
+    };
+    mcpserver::server srv(ioc.get_executor(), so, loaded.tools, served_builtins);
+    const auto& reg = srv.registered();
+    for (const auto& w : reg.warnings) app::log_warning(w);
+    if (reg.served.empty()) throw std::runtime_error("no tools available to expose over MCP");
+    if (reg.confirm_count > 0) {
+        app::log_info(fmt::format("note: {} exposed tool(s) require approval (ai:confirm or confirm_tags): {}",
+                                  reg.confirm_count, approval_summary(mcp.confirm_over_mcp)));
+    }
+
+    // Flag or environment, then the config, then the loopback default.
+    const std::string host = !o.address.empty() ? o.address : (!mcp.address.empty() ? mcp.address : "127.0.0.1");
+    const int port = o.port ? *o.port : (mcp.port != 0 ? mcp.port : 8080);
+    if (port < 0 || port > 65535) throw std::runtime_error(fmt::format("invalid port {}: must be 0 to 65535", port));
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address(host, ec);
+    if (ec) {
+        throw std::runtime_error(fmt::format("invalid listen address \"{}\": give an IP address such as 127.0.0.1, "
+                                             "::1 or 0.0.0.0",
+                                             host));
+    }
+    mcpserver::listener lst(srv, {address, static_cast<unsigned short>(port)});
+    const auto bound = lst.local_endpoint();
+    const auto bound_host = bound.address().to_string();
+
+    std::string banner = fmt::format("Serving {} tools over MCP on {} as {}/{}\n", reg.served.size(),
+                                     mcpserver::endpoint_url(bound_host, bound.port(), "/mcp"), so.name, so.version);
+    for (const auto& name : reg.served) banner += fmt::format("  {}\n", name);
+    banner += fmt::format("\nAdd to Claude Code with:\n  {}\n",
+                          mcpserver::claude_add_hint(so.name, bound_host, bound.port(), "/mcp"));
+    fmt::print(stderr, "{}", banner);
+    std::fflush(stderr);
+
+    // First signal: stop accepting, cancel held-open streams and running calls, finish
+    // within the grace period. Second signal: exit at once.
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    std::function<void(const boost::system::error_code&, int)> on_signal =
+        [&](const boost::system::error_code& sig_ec, int) {
+            if (sig_ec) return;
+            if (srv.stopping()) {
+                app::log_info("second signal: exiting now");
+                std::_Exit(130);
+            }
+            app::log_info("shutting down: cancelling running calls and open streams");
+            lst.stop();
+            signals.async_wait(on_signal);
+        };
+    signals.async_wait(on_signal);
+
+    bool finished = false;
+    boost::asio::co_spawn(ioc, lst.run(), [&](std::exception_ptr) {
+        finished = true;
+        signals.cancel();
+    });
+    ioc.run();
+    app::log_info("MCP server stopped");
+    return finished ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App cli{"fisk-ai-mcp: serve a fisk application's commands as tools over the Model Context Protocol "
                  "(streamable HTTP)."};
     cli.set_version_flag("--version", "fisk-ai-mcp 0.1.0");
-    cli.require_subcommand(1);
+    cli.require_subcommand(0, 1);
+    cli.footer("Without a subcommand, serves the tools over MCP (streamable HTTP) at http://<address>:<port>/mcp.\n"
+               "The config must contain an expose.agent.mcp block. Logs go to stderr.");
+
+    serve_options serve;
+    cli.add_option("-c,--config", serve.config_path, "The fisk-ai YAML configuration file");
+    cli.add_option("--port", serve.port,
+                   "TCP port to listen on; overrides expose.agent.mcp.port (default 8080; 0 picks a free port)")
+        ->envname("FISK_AI_MCP_PORT");
+    cli.add_option("--address", serve.address,
+                   "Host IP to bind to; overrides expose.agent.mcp.address (default 127.0.0.1; use 0.0.0.0 for all "
+                   "interfaces)")
+        ->envname("FISK_AI_MCP_ADDRESS");
 
     info_options info;
     auto* info_cmd = cli.add_subcommand(
         "info", "List the tools that would be served, with their tags and whether each needs confirmation; why any "
                 "command was left out goes to stderr");
-    info_cmd->add_option("-c,--config", info.config_path, "The fisk-ai YAML configuration file")->required();
+    info_cmd->add_option("-c,--config", info.config_path, "The fisk-ai YAML configuration file");
     info_cmd->add_flag("--json", info.json,
                        "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
 
@@ -88,7 +254,16 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*info_cmd) return run_info(info);
+        if (*info_cmd) {
+            if (info.config_path.empty()) info.config_path = serve.config_path;
+            if (info.config_path.empty()) throw std::runtime_error("info needs --config FILE");
+            return run_info(info);
+        }
+        if (serve.config_path.empty()) {
+            throw std::runtime_error("--config FILE is required: the fisk-ai configuration with an expose.agent.mcp block "
+                                     "(see examples/demo/fisk-ai.yaml)");
+        }
+        return run_serve(serve);
     } catch (const std::exception& e) {
         fmt::print(stderr, "fisk-ai-mcp: error: {}\n", e.what());
         return 1;

@@ -36,6 +36,9 @@ TEST_CASE("config: identity defaults to the application's base name, else fisk-a
 TEST_CASE("config: confirm_tags are trimmed, emptied and de-duplicated in order", "[config][prepare]") {
     const config c = lenient(R"(harness: {confirm_tags: ["impact:rw", " impact:rw ", "", "   ", "admin", "admin"]})");
     CHECK(c.harness.confirm_tags == strings{"impact:rw", "admin"});
+    // Trimming is Unicode-aware, like Go's strings.TrimSpace.
+    const config u = lenient("harness: {confirm_tags: [\"\u00A0admin\u3000\", \"admin\", \"\\t\\n\"]}");
+    CHECK(u.harness.confirm_tags == strings{"admin"});
 }
 
 TEST_CASE("config: global_flags are trimmed, undashed, emptied and de-duplicated", "[config][prepare]") {

@@ -95,6 +95,10 @@ TEST_CASE("config: identities outside the pattern are rejected in every mode", "
         }
     }
     CHECK(parse_error("identity: agent_1-prod\n" + std::string(minimal_agent), mode::agent) == "<no error>");
+    // Quoted like Go's %q: printable Unicode verbatim, controls escaped.
+    CHECK(parse_error("identity: \"caf\u00E9\"\n", mode::lenient) == "identity \"caf\u00E9\"" + identity_tail);
+    CHECK(parse_error("identity: \"a\\x01b\\tc\"\n", mode::lenient) == "identity \"a\\x01b\\tc\"" + identity_tail);
+    CHECK(parse_error("identity: \"nb\u00A0sp\"\n", mode::lenient) == "identity \"nb\\u00a0sp\"" + identity_tail);
 }
 
 TEST_CASE("config: an identity derived from /usr/bin/my.agent fails", "[config][validate]") {

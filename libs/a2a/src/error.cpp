@@ -10,6 +10,10 @@ namespace fiskai::a2a {
 
 namespace {
 
+// boost::system::error_category has a protected, non-virtual destructor by design
+// (categories are never deleted through a base pointer), which -Wnon-virtual-dtor flags.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnon-virtual-dtor"
 class category final : public boost::system::error_category {
 public:
     category() noexcept : boost::system::error_category(0x6a7f1c2d3e4b5a69ULL) {}
@@ -31,6 +35,7 @@ public:
         return "unknown a2a error";
     }
 };
+#pragma GCC diagnostic pop
 
 const category the_category;
 

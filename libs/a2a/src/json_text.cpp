@@ -462,6 +462,36 @@ std::optional<std::string> replace_unpaired_surrogates(std::string_view body) {
     return out;
 }
 
+std::optional<std::string> replace_nul_escapes(std::string_view body) {
+    if (body.find("\\u0000") == std::string_view::npos) return std::nullopt;
+    std::string out(body);
+    bool changed = false;
+    std::size_t i = 0;
+    while (i < out.size()) {
+        if (out[i] != '"') {
+            ++i;
+            continue;
+        }
+        ++i;  // inside a string
+        while (i < out.size() && out[i] != '"') {
+            if (out[i] != '\\') {
+                ++i;
+                continue;
+            }
+            if (i + 5 < out.size() && out.compare(i + 1, 5, "u0000") == 0) {
+                out.replace(i + 4, 2, "7f");
+                changed = true;
+                i += 6;
+                continue;
+            }
+            i += 2;
+        }
+        ++i;  // the closing quote
+    }
+    if (!changed) return std::nullopt;
+    return out;
+}
+
 void append_go_float(std::string& out, double d) {
     if (!std::isfinite(d)) {
         out.append("null");  // Go refuses to marshal these; JSON cannot carry them

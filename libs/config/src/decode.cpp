@@ -189,8 +189,11 @@ public:
             wrong_type(line, path_, "a mapping", node);
         }
         const auto& allowed = keys_for(pattern);
+        // Copies, not references: yaml-cpp's iterator hands out a temporary pair, and the
+        // nodes are cheap shared handles.
         for (auto it = node.begin(); it != node.end(); ++it) {
-            const YAML::Node& key = it->first;
+            const YAML::Node key = it->first;
+            const YAML::Node value = it->second;
             const int key_line = line_of(key);
             if (!key.IsScalar()) {
                 fail(key_line, fmt::format("{}: keys must be plain strings, got {}",
@@ -208,7 +211,7 @@ public:
                 fail(key_line, fmt::format("unknown key \"{}\"{}{}", child, path_.empty() ? " at top level" : "",
                                            unknown_key_hint(pattern, path_, name)));
             }
-            fields_.emplace_back(name, field{it->second, std::move(child), key_line});
+            fields_.emplace_back(name, field{value, std::move(child), key_line});
         }
     }
 
@@ -430,18 +433,20 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
     case YAML::NodeType::Map: {
         std::map<std::string, std::pair<std::string, int>> members;  // sorted by key bytes
         for (auto it = n.begin(); it != n.end(); ++it) {
-            const int key_line = line_of(it->first);
-            if (!it->first.IsScalar()) {
-                fail(key_line, fmt::format("{}: keys must be plain strings, got {}", path, describe(it->first)));
+            const YAML::Node key_node = it->first;
+            const YAML::Node value_node = it->second;
+            const int key_line = line_of(key_node);
+            if (!key_node.IsScalar()) {
+                fail(key_line, fmt::format("{}: keys must be plain strings, got {}", path, describe(key_node)));
             }
-            const std::string& key = it->first.Scalar();
+            const std::string key = key_node.Scalar();
             const std::string child = join_path(path, key);
             if (const auto seen = members.find(key); seen != members.end()) {
                 fail(key_line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child,
                                            seen->second.second));
             }
             std::string value;
-            to_json(it->second, child, key_line, value);
+            to_json(value_node, child, key_line, value);
             members.emplace(key, std::make_pair(std::move(value), key_line));
         }
         out += '{';

@@ -16,6 +16,10 @@
 
 namespace fiskai::a2a {
 
+namespace detail {
+struct raw_json_access;
+}
+
 // Who produced or should receive a message. Unauthenticated: used for logging and reply
 // stamping, never for authorisation. `instance` is optional and omitted when empty.
 struct identity {
@@ -81,6 +85,7 @@ public:
     friend bool operator==(const raw_json&, const raw_json&) = default;
 
 private:
+    friend struct detail::raw_json_access;
     explicit raw_json(std::string compact) : text_(std::move(compact)) {}
     std::string text_;
 };

@@ -1,0 +1,99 @@
+#pragma once
+// An MCP server over streamable HTTP: sessions, JSON-RPC dispatch, tools with the
+// elicitation gate, progress, logging and cancellation. Transport-facing entry points
+// live in http_handler.hpp (mount in your own Beast server) and listener.hpp (a listener
+// this library owns); this header stays free of Beast.
+
+#include <fiskai/mcpserver/protocol.hpp>
+#include <fiskai/toolkit/tool.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fiskai::mcpserver {
+
+// How a tool that needs approval is handled (config key confirm_over_mcp).
+enum class confirm_mode {
+    automatic,  // ask clients that can elicit; run ungated, with a warning, for the rest
+    always,     // ask clients that can elicit; refuse the call for the rest
+    never,      // never ask: approval is left to the client's own UI
+};
+
+struct server_options {
+    std::string name = "fisk-ai";  // serverInfo.name; also names the server in approval prompts
+    std::string version = "0.1.0";
+    std::string instructions;      // sent in the initialize result when non-empty
+    confirm_mode confirm = confirm_mode::automatic;
+    std::size_t max_concurrent_calls = 2;
+    std::chrono::steady_clock::duration call_timeout = std::chrono::seconds(30);
+    // Applied to each approval request, outside the call timeout and before a slot is
+    // taken, so a human deciding holds no execution slot.
+    std::chrono::steady_clock::duration elicitation_timeout = std::chrono::minutes(2);
+    // Origin values accepted besides loopback ones (http(s)://localhost|127.0.0.1|[::1]).
+    std::vector<std::string> allowed_origins;
+    // Refuse a non-loopback Host header (DNS rebinding). The listener sets this when it is
+    // bound to a loopback address.
+    bool require_loopback_host = true;
+    std::chrono::steady_clock::duration session_idle_timeout = std::chrono::minutes(30);
+    std::size_t max_sessions = 256;
+    std::size_t max_body_bytes = 1024 * 1024;
+    std::size_t page_size = 500;  // tools/list page size
+    // A call that carries a progress token gets a progress notification when the command
+    // starts and then at this interval while it runs.
+    std::chrono::steady_clock::duration progress_interval = std::chrono::seconds(5);
+    // An SSE comment on idle streams, so a vanished client is noticed.
+    std::chrono::steady_clock::duration keepalive_interval = std::chrono::seconds(15);
+    // Operator log lines (stderr in the app). Never sent to clients.
+    std::function<void(log_level, std::string_view)> log;
+};
+
+// What registration kept and why it skipped anything.
+struct registration {
+    std::vector<std::string> served;    // tool names in registration order
+    std::vector<std::string> warnings;  // one line per skipped tool
+    std::size_t confirm_count = 0;      // served tools that need approval
+};
+
+// Refuses a built-in whose name a command tool already holds. Serving calls this first so
+// the collision is a hard error; the server itself only skips the loser.
+void check_builtin_collisions(const toolkit::tool_list& commands, const toolkit::tool_list& builtins);
+
+class server {
+public:
+    struct impl;
+
+    // Commands are registered before built-ins; the first tool to claim a name keeps it.
+    // Skipped: tools that do not declare MCP exposure, cannot report their confirm posture,
+    // or have a name MCP rejects.
+    server(boost::asio::any_io_executor ex, server_options options, toolkit::tool_list commands,
+           toolkit::tool_list builtins = {});
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    [[nodiscard]] const registration& registered() const noexcept;
+    [[nodiscard]] const server_options& options() const noexcept;
+
+    // Cancels running calls (killing their process groups) and closes every held-open
+    // stream; later requests are refused with 503. Idempotent, returns at once.
+    void shutdown();
+    [[nodiscard]] bool stopping() const noexcept;
+
+    // Number of live sessions and calls in flight (for tests and diagnostics).
+    [[nodiscard]] std::size_t session_count() const noexcept;
+    [[nodiscard]] std::size_t calls_in_flight() const noexcept;
+
+    [[nodiscard]] std::shared_ptr<impl> state() const noexcept { return impl_; }
+
+private:
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace fiskai::mcpserver

@@ -1,0 +1,348 @@
+// The streamable HTTP transport on Beast: admission checks, sessions, and the choice
+// between a JSON answer and a server-sent event stream.
+
+#include "server_impl.hpp"
+
+#include <fiskai/mcpserver/http_handler.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+namespace fiskai::mcpserver {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr auto write_timeout = std::chrono::seconds(30);
+
+std::string supported_versions_text() {
+    std::string out;
+    for (auto v : supported_protocol_versions) out += (out.empty() ? "" : ", ") + std::string(v);
+    return out;
+}
+
+// Writes a complete response; returns whether the connection can be reused.
+asio::awaitable<bool> write_response(beast::tcp_stream& stream, http::response<http::string_body> res) {
+    res.prepare_payload();
+    const bool keep = res.keep_alive();
+    stream.expires_after(write_timeout);
+    auto [ec, n] = co_await http::async_write(stream, res, tuple_awaitable);
+    stream.expires_never();
+    co_return !ec && keep;
+}
+
+http::response<http::string_body> json_response(const http_request& req, http::status status, const json::object& body) {
+    http::response<http::string_body> res{status, req.version()};
+    res.set(http::field::content_type, "application/json");
+    res.set(http::field::cache_control, "no-store");
+    res.keep_alive(req.keep_alive());
+    res.body() = json::serialize(body);
+    return res;
+}
+
+// An HTTP-level refusal, with a JSON-RPC error body (no id) saying what was wrong.
+http::response<http::string_body> refusal(const http_request& req, http::status status, std::string message,
+                                          int code = -32000) {
+    return json_response(req, status, make_error(nullptr, code, std::move(message)));
+}
+
+http::response<http::string_body> empty_response(const http_request& req, http::status status) {
+    http::response<http::string_body> res{status, req.version()};
+    res.keep_alive(req.keep_alive());
+    return res;
+}
+
+std::string header(const http_request& req, std::string_view name) {
+    auto it = req.find(name);
+    return it == req.end() ? std::string() : std::string(it->value());
+}
+
+bool has_header(const http_request& req, std::string_view name) { return req.find(name) != req.end(); }
+
+// Streams `out` as server-sent events until it finishes or the client goes away.
+// `keepalive` sends a comment line on an idle stream (zero: never).
+asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_request& req,
+                                         std::shared_ptr<outbound_stream> out,
+                                         std::chrono::steady_clock::duration keepalive,
+                                         const std::shared_ptr<session>& touch) {
+    http::response<http::empty_body> res{http::status::ok, req.version()};
+    res.set(http::field::content_type, "text/event-stream");
+    res.set(http::field::cache_control, "no-cache");
+    res.set("X-Accel-Buffering", "no");
+    res.keep_alive(req.keep_alive());
+    res.chunked(true);
+    http::response_serializer<http::empty_body> sr{res};
+    stream.expires_after(write_timeout);
+    if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) {
+        out->close_dead();
+        co_return false;
+    }
+    for (;;) {
+        while (!out->queue.empty()) {
+            std::string event = "event: message\ndata: " + out->queue.front() + "\n\n";
+            out->queue.pop_front();
+            stream.expires_after(write_timeout);
+            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(event)), tuple_awaitable);
+            if (ec) {
+                out->close_dead();
+                co_return false;
+            }
+        }
+        if (out->finished) break;
+        stream.expires_never();
+        if (keepalive.count() > 0) {
+            out->wake.expires_after(keepalive);
+        } else {
+            out->wake.expires_at(asio::steady_timer::time_point::max());
+        }
+        auto [wait_ec] = co_await out->wake.async_wait(tuple_awaitable);
+        if (!wait_ec && out->queue.empty() && !out->finished) {
+            // Idle: a comment keeps intermediaries from timing out and reveals a dead client.
+            if (touch) touch->last_seen = std::chrono::steady_clock::now();
+            static const std::string comment = ": keepalive\n\n";
+            stream.expires_after(write_timeout);
+            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(comment)), tuple_awaitable);
+            if (ec) {
+                out->close_dead();
+                co_return false;
+            }
+        }
+    }
+    stream.expires_after(write_timeout);
+    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
+    stream.expires_never();
+    co_return !ec && req.keep_alive();
+}
+
+asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr<server::impl> keep_impl,
+                                             std::shared_ptr<session> s, rpc_request request,
+                                             const http_request& req, beast::tcp_stream& stream) {
+    auto out = std::make_shared<outbound_stream>(impl.executor);
+    impl.open_streams.push_back(out);
+    auto call = std::make_shared<in_flight_call>();
+    const auto key = id_key(request.id);
+    s->in_flight[key] = call;
+    const json::value id = request.id;
+
+    // The dispatch runs on its own: a client that disconnects does not cancel it (only
+    // notifications/cancelled does), and its messages are then dropped.
+    asio::co_spawn(impl.executor, impl.dispatch_request(s, std::move(request), out),
+                   asio::bind_cancellation_slot(
+                       call->signal.slot(),
+                       [keep_impl, s, key, out, call, id](std::exception_ptr e, std::optional<json::object> response) {
+                           if (auto it = s->in_flight.find(key); it != s->in_flight.end() && it->second == call) {
+                               s->in_flight.erase(it);
+                           }
+                           if (e) {
+                               response = make_error(id, rpc_error::internal_error, "Internal error");
+                               try {
+                                   std::rethrow_exception(e);
+                               } catch (const std::exception& ex) {
+                                   keep_impl->log(log_level::error, fmt::format("request {} failed: {}", key, ex.what()));
+                               } catch (...) {
+                               }
+                           }
+                           if (call->cancelled) {
+                               out->finish();  // a cancelled request gets no response
+                           } else {
+                               out->finish(std::move(response));
+                           }
+                       }));
+
+    while (out->queue.empty() && !out->finished) {
+        out->wake.expires_at(asio::steady_timer::time_point::max());
+        co_await out->wake.async_wait(tuple_awaitable);
+    }
+    if (out->finished && !out->sent_anything) {
+        if (out->queue.empty()) {
+            // Cancelled before anything was sent: an event stream with no events.
+            co_return co_await write_event_stream(stream, req, out, {}, nullptr);
+        }
+        http::response<http::string_body> res{http::status::ok, req.version()};
+        res.set(http::field::content_type, "application/json");
+        res.set(http::field::cache_control, "no-store");
+        res.keep_alive(req.keep_alive());
+        res.body() = std::move(out->queue.front());
+        out->queue.pop_front();
+        co_return co_await write_response(stream, std::move(res));
+    }
+    // Something goes out before the result (progress, a log line, an elicitation
+    // request): answer with an event stream.
+    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, nullptr);
+}
+
+asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::impl> keep_impl, const http_request& req,
+                                  beast::tcp_stream& stream) {
+    if (!is_json_content_type(req[http::field::content_type])) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::unsupported_media_type,
+                            "Unsupported Media Type: Content-Type must be application/json"));
+    }
+    if (!accepts_json_and_sse(req[http::field::accept])) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::not_acceptable,
+                            "Not Acceptable: Client must accept both application/json and text/event-stream"));
+    }
+    if (req.body().size() > impl.options.max_body_bytes) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::payload_too_large,
+                            fmt::format("Payload Too Large: the body has {} bytes; the limit is {}", req.body().size(),
+                                        impl.options.max_body_bytes)));
+    }
+
+    auto message = parse_message(req.body());
+    if (auto* bad = std::get_if<rpc_invalid>(&message)) {
+        co_return co_await write_response(stream, json_response(req, http::status::bad_request,
+                                                                make_error(bad->id, bad->code, bad->message)));
+    }
+
+    // initialize opens a session; everything else must name a live one.
+    if (auto* request = std::get_if<rpc_request>(&message); request && request->method == "initialize") {
+        std::string error;
+        auto s = impl.create_session(error);
+        if (!s) {
+            co_return co_await write_response(stream,
+                                              refusal(req, http::status::service_unavailable, "Service Unavailable: " + error));
+        }
+        auto body = make_result(request->id, impl.initialize(*s, request->params));
+        auto res = json_response(req, http::status::ok, body);
+        res.set("Mcp-Session-Id", s->id);
+        co_return co_await write_response(stream, std::move(res));
+    }
+
+    const auto session_id = header(req, "Mcp-Session-Id");
+    if (session_id.empty()) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::bad_request,
+                            "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session"));
+    }
+    auto s = impl.find_session(session_id);
+    if (!s) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::not_found,
+                            "Not Found: unknown or ended session; send initialize to open a new one", -32001));
+    }
+
+    if (auto* n = std::get_if<rpc_notification>(&message)) {
+        impl.handle_notification(s, *n);
+        co_return co_await write_response(stream, empty_response(req, http::status::accepted));
+    }
+    if (auto* r = std::get_if<rpc_response>(&message)) {
+        impl.handle_response(s, std::move(*r));
+        co_return co_await write_response(stream, empty_response(req, http::status::accepted));
+    }
+    auto& request = std::get<rpc_request>(message);
+    if (s->in_flight.contains(id_key(request.id))) {
+        co_return co_await write_response(
+            stream, json_response(req, http::status::ok,
+                                  make_error(request.id, rpc_error::invalid_request,
+                                             "Invalid Request: a request with this id is still running")));
+    }
+    co_return co_await handle_request_message(impl, std::move(keep_impl), std::move(s), std::move(request), req, stream);
+}
+
+asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {
+    if (!accepts_sse(req[http::field::accept])) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::not_acceptable, "Not Acceptable: Client must accept text/event-stream"));
+    }
+    const auto session_id = header(req, "Mcp-Session-Id");
+    if (session_id.empty()) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::bad_request, "Bad Request: Mcp-Session-Id header is required"));
+    }
+    auto s = impl.find_session(session_id);
+    if (!s) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::not_found, "Not Found: unknown or ended session", -32001));
+    }
+    // One listening stream per session: a new GET replaces the old one.
+    if (s->listening) s->listening->finish();
+    auto out = std::make_shared<outbound_stream>(impl.executor);
+    s->listening = out;
+    impl.open_streams.push_back(out);
+    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s);
+}
+
+asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {
+    const auto session_id = header(req, "Mcp-Session-Id");
+    if (session_id.empty()) {
+        co_return co_await write_response(
+            stream, refusal(req, http::status::bad_request, "Bad Request: Mcp-Session-Id header is required"));
+    }
+    auto s = impl.find_session(session_id);
+    if (!s) {
+        co_return co_await write_response(stream, refusal(req, http::status::not_found, "Not Found: unknown or ended session", -32001));
+    }
+    impl.end_session(s);
+    co_return co_await write_response(stream, empty_response(req, http::status::no_content));
+}
+
+}  // namespace
+
+asio::awaitable<bool> handle_http(server& srv, http_request req, beast::tcp_stream& stream) {
+    auto keep_impl = srv.state();
+    auto& impl = *keep_impl;
+    try {
+        // Forget streams that have ended, so the list does not grow with every request.
+        std::erase_if(impl.open_streams, [](const std::weak_ptr<outbound_stream>& w) { return w.expired(); });
+
+        if (impl.stopping) {
+            auto res = refusal(req, http::status::service_unavailable, "Service Unavailable: the server is shutting down");
+            res.keep_alive(false);
+            co_return co_await write_response(stream, std::move(res));
+        }
+        if (has_header(req, "Origin") && !origin_allowed(header(req, "Origin"), impl.options.allowed_origins)) {
+            co_return co_await write_response(
+                stream, refusal(req, http::status::forbidden,
+                                fmt::format("Forbidden: Origin \"{}\" is not allowed; an operator can allow it with "
+                                            "expose.agent.mcp.allowed_origins",
+                                            header(req, "Origin"))));
+        }
+        if (impl.options.require_loopback_host && !host_is_loopback(req[http::field::host])) {
+            co_return co_await write_response(
+                stream, refusal(req, http::status::forbidden,
+                                fmt::format("Forbidden: invalid Host header \"{}\"; this server only answers to "
+                                            "localhost, 127.0.0.1 or [::1]",
+                                            std::string(req[http::field::host]))));
+        }
+        const auto method = req.method();
+        if (method != http::verb::post && method != http::verb::get && method != http::verb::delete_) {
+            auto res = refusal(req, http::status::method_not_allowed,
+                               "Method Not Allowed: the MCP endpoint takes POST, GET and DELETE");
+            res.set(http::field::allow, "GET, POST, DELETE");
+            co_return co_await write_response(stream, std::move(res));
+        }
+        if (has_header(req, "MCP-Protocol-Version")) {
+            const auto v = header(req, "MCP-Protocol-Version");
+            if (!is_supported_protocol_version(v)) {
+                co_return co_await write_response(
+                    stream, refusal(req, http::status::bad_request,
+                                    fmt::format("Bad Request: Unsupported protocol version: {} (supported versions: {})",
+                                                v, supported_versions_text())));
+            }
+        }
+        impl.expire_idle_sessions();
+        if (method == http::verb::post) co_return co_await handle_post(impl, keep_impl, req, stream);
+        if (method == http::verb::get) co_return co_await handle_get(impl, req, stream);
+        co_return co_await handle_delete(impl, req, stream);
+    } catch (const std::exception& e) {
+        impl.log(log_level::error, fmt::format("HTTP request failed: {}", e.what()));
+        co_return false;
+    }
+}
+
+}  // namespace fiskai::mcpserver

@@ -1,0 +1,128 @@
+#pragma once
+// Internal state of the MCP server, shared by the dispatcher (server.cpp) and the HTTP
+// layer (http_handler.cpp). One io_context thread owns all of it; no locks.
+
+#include <fiskai/mcpserver/server.hpp>
+#include <fiskai/toolkit/slots.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace fiskai::mcpserver {
+
+// One outgoing stream of JSON-RPC messages: the SSE response to one POST, or a session's
+// listening GET stream. Producers push; the HTTP writer drains. A push never blocks, so
+// a dispatcher is never held up by a slow or vanished client.
+struct outbound_stream {
+    explicit outbound_stream(boost::asio::any_io_executor ex) : wake(ex) {
+        wake.expires_at(boost::asio::steady_timer::time_point::max());
+    }
+    void push(const boost::json::object& message);
+    void finish(std::optional<boost::json::object> final_message = std::nullopt);
+    void close_dead() {  // the client is gone: drop what is queued and what comes later
+        dead = true;
+        queue.clear();
+        wake.cancel();
+    }
+
+    std::deque<std::string> queue;
+    bool finished = false;  // the last message has been queued
+    bool dead = false;      // the writer is gone; pushes are dropped
+    bool sent_anything = false;
+    boost::asio::steady_timer wake;
+};
+
+// A call in flight; cancelling it kills its process group and suppresses its response,
+// as the protocol asks of a cancelled request.
+struct in_flight_call {
+    boost::asio::cancellation_signal signal;
+    bool cancelled = false;
+    void cancel() {
+        cancelled = true;
+        signal.emit(boost::asio::cancellation_type::terminal);
+    }
+};
+
+using response_channel = boost::asio::experimental::channel<void(boost::system::error_code, boost::json::object)>;
+
+struct session {
+    std::string id;
+    std::string protocol_version;
+    boost::json::object client_capabilities;
+    std::string client_name = "unknown";
+    bool initialized = false;
+    std::optional<log_level> level;  // no log notifications until the client sets a level
+    std::chrono::steady_clock::time_point last_seen;
+    bool ended = false;
+    // Calls in flight, keyed by the request id's JSON text, so a cancellation can reach them.
+    std::map<std::string, std::shared_ptr<in_flight_call>> in_flight;
+    // Server-to-client requests waiting for the client's answer, keyed by id text.
+    std::map<std::string, std::shared_ptr<response_channel>> pending;
+    std::shared_ptr<outbound_stream> listening;  // the GET stream, when open
+};
+
+struct server::impl : std::enable_shared_from_this<server::impl> {
+    impl(boost::asio::any_io_executor ex, server_options o);
+
+    void log(log_level level, std::string_view text) const {
+        if (options.log) options.log(level, text);
+    }
+
+    // Registration.
+    void register_tools(const toolkit::tool_list& commands, const toolkit::tool_list& builtins);
+    [[nodiscard]] toolkit::tool_ptr find_tool(std::string_view name) const;
+
+    // Sessions.
+    std::shared_ptr<session> create_session(std::string& error);
+    [[nodiscard]] std::shared_ptr<session> find_session(std::string_view id);
+    void end_session(const std::shared_ptr<session>& s);
+    void expire_idle_sessions();
+
+    // Dispatch. `out` is where messages for this request go (an SSE stream when it turns
+    // out anything is sent before the result); the returned object is the response.
+    boost::asio::awaitable<std::optional<boost::json::object>> dispatch_request(
+        std::shared_ptr<session> s, rpc_request request, std::shared_ptr<outbound_stream> out);
+    void handle_notification(const std::shared_ptr<session>& s, const rpc_notification& n);
+    void handle_response(const std::shared_ptr<session>& s, rpc_response r);
+    boost::json::object initialize(session& s, const boost::json::object& params);
+
+    boost::asio::awaitable<boost::json::object> call_tool(std::shared_ptr<session> s, boost::json::value request_id,
+                                                          boost::json::object params,
+                                                          std::shared_ptr<outbound_stream> out);
+    boost::json::object list_tools(const boost::json::object& params, bool& invalid_cursor) const;
+
+    // Sends a request to the client on `out` and waits for its answer (or the timeout).
+    // Throws std::runtime_error with the reason when no usable answer comes.
+    boost::asio::awaitable<boost::json::object> ask_client(std::shared_ptr<session> s,
+                                                           std::shared_ptr<outbound_stream> out, std::string method,
+                                                           boost::json::object params,
+                                                           std::chrono::steady_clock::duration timeout);
+    void send_log(session& s, const std::shared_ptr<outbound_stream>& out, log_level level, std::string_view text);
+
+    boost::asio::any_io_executor executor;
+    server_options options;
+    registration report;
+    toolkit::tool_list tools;  // registration order
+    std::unordered_map<std::string, toolkit::tool_ptr> by_name;
+    toolkit::slot_pool slots;
+    std::unordered_map<std::string, std::shared_ptr<session>> sessions;
+    std::size_t calls_in_flight = 0;
+    std::uint64_t next_server_request_id = 1;
+    bool stopping = false;
+    // Streams held open (GETs and POST SSE responses), closed on shutdown.
+    std::vector<std::weak_ptr<outbound_stream>> open_streams;
+};
+
+// JSON text of an id, the key for the in-flight and pending maps.
+std::string id_key(const boost::json::value& id);
+
+}  // namespace fiskai::mcpserver
