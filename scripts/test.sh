@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite. With no arguments: the developer preset
-# (warnings as errors). Name presets to run others, e.g. `scripts/test.sh dev asan`.
+# Builds and runs the whole test suite, by default under the developer preset (warnings
+# as errors) and then under the sanitizers. Name presets to run only those, e.g.
+# `scripts/test.sh dev`.
 # Installs the Debian packages and npm test peers it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 presets=("$@")
-((${#presets[@]})) || presets=(dev)
+((${#presets[@]})) || presets=(dev asan)
 
 bash scripts/setup-debian.sh
+# The interop peers (the official MCP TypeScript SDK), pinned by the lockfile.
+npm ci --prefix tests/interop --no-audit --no-fund --loglevel=error
 
 for preset in "${presets[@]}"; do
   echo "== preset ${preset}: configure and build"
