@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Builds the optimised benchmark preset and prints every benchmark's figures.
-# Usage: bench/run.sh [iterations]
+# Builds the optimised benchmark preset and prints every benchmark's figures, each beside
+# its floor or its peer.
+# Usage: bench/run.sh [iterations for the tool-layer rows] [seconds per MCP row]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh >/dev/null
 cmake --preset bench >/dev/null
 cmake --build --preset bench
+echo "== tool layer"
 ./build/bench/bench/toolkit_bench "${1:-300}"
+echo
+echo "== MCP tools/call: fisk-ai-mcp vs the official TypeScript SDK"
+bench/mcp/run.sh build/bench "${2:-5}"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# MCP tools/call benchmark: fisk-ai-mcp against a server on the official TypeScript SDK,
+# both running the demo's `echo` command per call, at 1, 2 and 8 concurrent clients with
+# the concurrency slots raised to match. Prints one table.
+#   bench/mcp/run.sh <build dir> [seconds per row]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:?build dir, e.g. build/bench}
+seconds=${2:-5}
+mcp_bin="$build/apps/fisk-ai-mcp/fisk-ai-mcp"
+demo_bin="$(cd "$build/examples/demo" && pwd)/fisk-demo"
+npm ci --prefix "$here" --no-audit --no-fund --loglevel=error >/dev/null
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+wait_for_url() {  # log file -> URL once the server has printed it
+  for _ in $(seq 1 200); do
+    url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$1" | head -n1 || true)
+    [[ -n "$url" ]] && { echo "$url"; return; }
+    sleep 0.05
+  done
+  echo "server did not start: $(cat "$1")" >&2; exit 1
+}
+
+printf '%-22s %7s %8s %9s %9s %9s %9s %10s %10s\n' server clients calls/s p50_ms p90_ms p99_ms errors rss_idle rss_peak
+for clients in 1 2 8; do
+  cat > "$work/cfg.yaml" <<YAML
+application_path: $demo_bin
+expose:
+  agent:
+    mcp:
+      max_concurrent_tools: $clients
+YAML
+  "$mcp_bin" --config "$work/cfg.yaml" --port 0 2> "$work/cpp.log" &
+  cpp_pid=$!
+  cpp_url=$(wait_for_url "$work/cpp.log")
+  cpp=$(node "$here/load.mjs" "$cpp_url" "$cpp_pid" "$clients" "$seconds")
+  kill "$cpp_pid"; wait "$cpp_pid" 2>/dev/null || true
+
+  port=$((20000 + RANDOM % 20000))
+  node "$here/ts_server.mjs" "$port" "$demo_bin" "$clients" 2> "$work/ts.log" &
+  ts_pid=$!
+  ts_url=$(wait_for_url "$work/ts.log")
+  ts=$(node "$here/load.mjs" "$ts_url" "$ts_pid" "$clients" "$seconds")
+  kill "$ts_pid"; wait "$ts_pid" 2>/dev/null || true
+
+  for row in "fisk-ai-mcp (C++)|$cpp" "TypeScript SDK 1.32.2|$ts"; do
+    name=${row%%|*}; json=${row#*|}
+    node -e '
+      const r = JSON.parse(process.argv[2]);
+      const f = (x) => x.toFixed(1);
+      console.log(`${process.argv[1].padEnd(22)} ${String(r.clients).padStart(7)} ${f(r.per_second).padStart(8)} ${f(r.p50_ms).padStart(9)} ${f(r.p90_ms).padStart(9)} ${f(r.p99_ms).padStart(9)} ${String(r.errors).padStart(9)} ${(f(r.rss_idle_mib) + "M").padStart(10)} ${(f(r.rss_peak_mib) + "M").padStart(10)}`);
+    ' "$name" "$json"
+  done
+done

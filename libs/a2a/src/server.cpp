@@ -1,0 +1,399 @@
+#include <fiskai/a2a/codec.hpp>
+#include <fiskai/a2a/server.hpp>
+#include <fiskai/a2a/stamp.hpp>
+#include <fiskai/a2a/validator.hpp>
+
+#include "json_text.hpp"
+
+#include <fiskai/toolkit/outcome.hpp>
+#include <fiskai/toolkit/prompter.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace fiskai::a2a {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using std::chrono::steady_clock;
+
+// ---- the slots ----
+
+// A counting semaphore: a channel with one buffer place per slot. Taking a slot sends
+// into it (and waits while it is full); releasing one takes a value out, which lets the
+// longest-waiting sender in. Thread-safe, so a slot can be released from anywhere.
+class detail::slot_pool {
+public:
+    slot_pool(const asio::any_io_executor& ex, std::size_t slots) : permits_(ex, slots) {}
+    asio::awaitable<void> take() { co_await permits_.async_send(boost::system::error_code{}, asio::use_awaitable); }
+    void give_back() noexcept { permits_.try_receive([](boost::system::error_code) {}); }
+
+private:
+    asio::experimental::concurrent_channel<void(boost::system::error_code)> permits_;
+};
+
+slot& slot::operator=(slot&& other) noexcept {
+    if (this != &other) {
+        if (pool_) pool_->give_back();
+        pool_ = std::move(other.pool_);
+    }
+    return *this;
+}
+
+slot::~slot() {
+    if (pool_) pool_->give_back();
+}
+
+// ---- logging ----
+
+namespace {
+
+// Go's time.Duration.String(): `0s`, `850ns`, `1.5µs`, `12.25ms`, `3.5s`, `1m30s`, `2h0m0s`.
+std::string go_duration(steady_clock::duration d) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    if (ns == 0) return "0s";
+    std::string sign = ns < 0 ? "-" : "";
+    if (ns < 0) ns = -ns;
+    auto fraction = [](long long value, long long unit) {
+        std::string out = std::to_string(value / unit);
+        if (const long long rest = value % unit; rest != 0) {
+            std::string digits = std::to_string(rest + unit).substr(1);  // zero-padded
+            while (digits.back() == '0') digits.pop_back();
+            out += "." + digits;
+        }
+        return out;
+    };
+    if (ns < 1'000) return sign + std::to_string(ns) + "ns";
+    if (ns < 1'000'000) return sign + fraction(ns, 1'000) + "\xC2\xB5s";
+    if (ns < 1'000'000'000) return sign + fraction(ns, 1'000'000) + "ms";
+    const long long hours = ns / 3'600'000'000'000LL;
+    const long long minutes = ns / 60'000'000'000LL % 60;
+    const long long rest = ns % 60'000'000'000LL;
+    std::string out = sign;
+    if (hours > 0) out += std::to_string(hours) + "h";
+    if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
+    return out + fraction(rest, 1'000'000'000) + "s";
+}
+
+// A `key=value` attribute as slog's text handler writes it: quoted when it has to be.
+void append_attribute(std::string& line, std::string_view key, std::string_view value) {
+    line.push_back(' ');
+    line.append(key);
+    line.push_back('=');
+    const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+        return static_cast<unsigned char>(c) > 0x20 && c != '"' && c != '=' && c != 0x7F;
+    });
+    line.append(plain ? std::string(value) : detail::go_quote(value));
+}
+
+using attributes = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+}  // namespace
+
+// ---- the engine ----
+
+struct server::impl {
+    asio::any_io_executor executor;
+    server_options options;
+    toolkit::tool_list exposed;
+    std::map<std::string, toolkit::tool_ptr, std::less<>> by_name;
+    agent_card card;
+    std::shared_ptr<detail::slot_pool> pool;
+
+    std::mutex mutex;
+    bool stopped = false;
+    std::vector<intake*> intakes;  // open intakes of running serve() calls
+
+    void log(log_level level, std::string_view message, attributes attrs = {}) const {
+        if (!options.log) return;
+        std::string line(message);
+        for (const auto& [k, v] : attrs) append_attribute(line, k, v);
+        options.log(level, line);
+    }
+
+    // The reply stamped against its request and encoded.
+    template <class M>
+    reply finish(M& m, const header& request) const {
+        stamp_reply(m, request, options.identity);
+        auto text = encode(m);
+        if (!text) {
+            log(log_level::warn, "Marshaling reply failed", {{"error", text.error().message}});
+            return reply::refusal(500, "marshaling reply");
+        }
+        return reply::message(std::move(*text));
+    }
+
+    // Refused inbound bodies: the descriptions the Go server gives its 400s.
+    static std::string describe(const error& e) {
+        std::string text;
+        if (e.code == errc::too_large) {
+            text = "request exceeds " + std::to_string(max_message_size) + " bytes";
+        } else if (e.code == errc::protocol_mismatch) {
+            text = e.message;
+        } else if (e.code == errc::invalid_field) {
+            text = "unexpected message protocol: " + e.message;
+        } else {
+            text = "invalid request: " + e.message;
+        }
+        // One line: it travels in a header.
+        std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+        return text;
+    }
+
+    void select(toolkit::tool_list tools);
+
+    asio::awaitable<void> discovery_loop(server& s, intake& in);
+    asio::awaitable<void> tool_loop(server& s, intake& in);
+};
+
+void server::impl::select(toolkit::tool_list tools) {
+    for (auto& tool : tools) {
+        if (!tool) continue;
+        const std::string& name = tool->name();
+        std::string_view reason;
+        if (!tool->exposed().on(toolkit::surface::a2a)) {
+            reason = "Skipping tool: it does not declare a2a exposure";
+        } else if (const auto posture = tool->confirm().posture; posture == toolkit::confirm_posture::unknown) {
+            reason = "Skipping tool: it cannot report whether it is confirmation-gated; it is refused rather than served ungated";
+        } else if (posture == toolkit::confirm_posture::required) {
+            reason = "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use "
+                     "ai:deny to suppress this";
+        } else if (!toolkit::is_valid_name(name)) {
+            reason = "Skipping tool: not a valid a2a tool name";
+        } else if (tool->model_description().empty()) {
+            reason = "Skipping tool: served tools must advertise a description; remote agents will not import a "
+                     "description-less tool";
+        } else if (by_name.contains(name)) {
+            reason = "Skipping tool: another served tool already has this name";
+        }
+        if (!reason.empty()) {
+            log(log_level::warn, reason, {{"tool", name}});
+            continue;
+        }
+        by_name.emplace(name, tool);
+        exposed.push_back(std::move(tool));
+    }
+
+    card.name = options.identity;
+    card.version = options.version.empty() ? "dev" : options.version;
+    card.protocols = {std::string(protocols::v1)};
+    for (const auto& tool : exposed) {
+        const auto& schema = tool->input_schema();
+        card.tools.push_back({tool->name(), tool->model_description(),
+                              schema.empty() ? raw_json::parse(R"({"type":"object"})").value()
+                                             : raw_json::from_value(boost::json::value(schema))});
+    }
+}
+
+server::server(asio::any_io_executor executor, toolkit::tool_list tools, server_options options)
+    : impl_(std::make_unique<impl>()) {
+    if (!is_valid_identity(options.identity)) {
+        throw std::invalid_argument("a2a server identity " + detail::go_quote(options.identity) + " is not valid");
+    }
+    if (options.concurrency == 0) options.concurrency = 2;
+    if (options.call_timeout <= steady_clock::duration::zero()) options.call_timeout = std::chrono::seconds(30);
+    impl_->executor = executor;
+    impl_->options = std::move(options);
+    impl_->pool = std::make_shared<detail::slot_pool>(executor, impl_->options.concurrency);
+    impl_->select(std::move(tools));
+}
+
+server::~server() = default;
+
+const std::string& server::identity() const noexcept { return impl_->options.identity; }
+const agent_card& server::card() const noexcept { return impl_->card; }
+const toolkit::tool_list& server::exposed() const noexcept { return impl_->exposed; }
+
+admission server::admit(route r, std::string_view body) const {
+    const auto& im = *impl_;
+    const auto want = r == route::discovery ? protocols::discovery_request : protocols::tool_request;
+    auto m = default_validator().check(body, want);
+    if (!m) {
+        im.log(log_level::debug, "Refusing request", {{"route", to_string(r)}, {"error", m.error().message}});
+        return reply::refusal(400, impl::describe(m.error()));
+    }
+
+    if (r == route::discovery) {
+        discovery_reply d;
+        static_cast<agent_card&>(d) = im.card;  // computed once, at construction
+        return im.finish(d, header_of(*m));
+    }
+
+    auto& request = std::get<tool_request>(*m);
+    const auto it = im.by_name.find(request.name);
+    if (it == im.by_name.end()) {
+        // Answered in-band, without a slot: nothing runs.
+        im.log(log_level::warn, "Rejecting unknown tool call",
+               {{"tool", request.name}, {"sender", request.sender.name.empty() ? "unknown" : request.sender.name}});
+        tool_reply out;
+        out.is_error = true;
+        out.output = "tool " + detail::go_quote(request.name) + " is not available";
+        return im.finish(out, request);
+    }
+    return admitted_call{std::move(request), it->second};
+}
+
+asio::awaitable<slot> server::acquire() {
+    auto pool = impl_->pool;
+    co_await pool->take();
+    co_return slot(std::move(pool));
+}
+
+asio::awaitable<reply> server::execute(admitted_call call, slot s) {
+    const auto& im = *impl_;
+    const auto& request = call.request;
+    toolkit::tool& tool = *call.tool;
+    const bool is_command = tool.kind() == toolkit::tool_kind::command;
+    const std::string& what = is_command ? tool.title() : tool.name();
+    im.log(log_level::info, "Running tool call",
+           {{"tool", tool.name()}, {"command", what}, {"sender", request.sender.name.empty() ? "unknown" : request.sender.name}});
+    const auto started = steady_clock::now();
+
+    // Absent or null input: the tool gets an empty object.
+    boost::json::value arguments = boost::json::object{};
+    if (request.input) {
+        if (auto v = request.input->to_value(); !v.is_null()) arguments = std::move(v);
+    }
+
+    toolkit::call_options options;
+    options.timeout = steady_clock::duration::zero();  // the deadline below is the one authority
+    options.asker = &toolkit::default_deny_prompter();  // nobody on this path can be asked
+
+    tool_reply out;
+    auto harness_failure = [&](std::string_view cause) {
+        out.is_error = true;
+        out.output = std::string(is_command ? "running command " : "running tool ") + detail::go_quote(what) + ": " +
+                     std::string(cause);
+    };
+    try {
+        asio::steady_timer deadline(co_await asio::this_coro::executor, im.options.call_timeout);
+        auto done = co_await (tool.call(arguments, std::move(options)) || deadline.async_wait(asio::use_awaitable));
+        if (done.index() == 1) {
+            harness_failure("context deadline exceeded");
+        } else {
+            const auto& outcome = std::get<0>(done);
+            switch (outcome.type()) {
+            case toolkit::outcome::kind::command: {
+                const auto* c = outcome.command();
+                out.output = c->output;
+                out.exec = exec_result{c->command, c->exit_code, c->truncated};
+                break;
+            }
+            case toolkit::outcome::kind::json:
+                detail::append_ordered_value(out.output, *outcome.json());
+                break;
+            case toolkit::outcome::kind::error:
+                out.is_error = true;
+                out.output = outcome.error_message();
+                break;
+            }
+        }
+    } catch (const std::exception& e) {
+        harness_failure(e.what());
+    }
+
+    const auto took = go_duration(steady_clock::now() - started);
+    if (out.is_error) {
+        im.log(log_level::error, "Tool call failed", {{"tool", tool.name()}, {"duration", took}, {"error", out.output}});
+    } else {
+        const auto exit_code = std::to_string(out.exec ? out.exec->exit_code : 0);
+        im.log(log_level::info, "Tool call completed",
+               {{"tool", tool.name()}, {"duration", took}, {"exit_code", exit_code},
+                {"truncated", out.exec && out.exec->truncated ? "true" : "false"}});
+    }
+    auto answer = im.finish(out, request);
+    s = slot{};  // the reply is ready: the next call may start
+    co_return answer;
+}
+
+asio::awaitable<void> server::impl::discovery_loop(server& s, intake& in) {
+    while (auto request = co_await in.next()) {
+        // Discovery is answered inline: the card is precomputed, nothing waits.
+        auto verdict = s.admit(route::discovery, request->body);
+        if (auto* r = std::get_if<reply>(&verdict)) request->respond(std::move(*r));
+    }
+}
+
+asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
+    while (auto request = co_await in.next()) {
+        auto verdict = s.admit(route::tool, request->body);
+        if (auto* r = std::get_if<reply>(&verdict)) {
+            request->respond(std::move(*r));
+            continue;
+        }
+        // The slot is taken here, on the intake, before the worker starts: while every slot
+        // is busy, the next request is not read.
+        auto held = co_await s.acquire();
+        auto worker = [&s](admitted_call call, slot sl, responder respond) -> asio::awaitable<void> {
+            respond(co_await s.execute(std::move(call), std::move(sl)));
+        };
+        asio::co_spawn(executor, worker(std::get<admitted_call>(std::move(verdict)), std::move(held), std::move(request->respond)),
+                       [this](const std::exception_ptr& e) {
+                           if (!e) return;
+                           try {
+                               std::rethrow_exception(e);
+                           } catch (const std::exception& ex) {
+                               log(log_level::error, "Tool call worker failed", {{"error", ex.what()}});
+                           }
+                       });
+    }
+}
+
+asio::awaitable<void> server::serve(transport& t) {
+    auto& im = *impl_;
+    auto discovery = co_await t.listen(route::discovery, im.options.identity);
+    if (!discovery) throw boost::system::system_error(discovery.error().code, discovery.error().message);
+    auto tools = co_await t.listen(route::tool, im.options.identity);
+    if (!tools) {
+        (*discovery)->close();
+        throw boost::system::system_error(tools.error().code, tools.error().message);
+    }
+    intake* const both[] = {discovery->get(), tools->get()};
+    {
+        std::lock_guard lock(im.mutex);
+        for (auto* i : both) {
+            if (im.stopped) i->close();
+            im.intakes.push_back(i);
+        }
+    }
+
+    std::exception_ptr failure;
+    try {
+        // Separate intakes: discovery keeps answering while every tool slot is busy.
+        co_await (im.discovery_loop(*this, **discovery) && im.tool_loop(*this, **tools));
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    {
+        std::lock_guard lock(im.mutex);
+        for (auto* i : both) {
+            i->close();
+            std::erase(im.intakes, i);
+        }
+    }
+    // Every running call holds a slot: holding them all means every call has been answered.
+    std::vector<slot> all;
+    for (std::size_t i = 0; i < im.options.concurrency; ++i) all.push_back(co_await acquire());
+    if (failure) std::rethrow_exception(failure);
+}
+
+void server::stop() {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopped = true;
+    for (auto* i : impl_->intakes) i->close();
+}
+
+}  // namespace fiskai::a2a
