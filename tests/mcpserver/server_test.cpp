@@ -36,7 +36,7 @@ public:
     toolkit::exposure exposed() const override { return toolkit::exposure::everywhere(); }
     toolkit::confirm_requirement confirm() const override { return {}; }
     toolkit::tool_kind kind() const override { return toolkit::tool_kind::command; }
-    boost::asio::awaitable<toolkit::outcome> call(const json::value&, toolkit::call_options) override {
+    boost::asio::awaitable<toolkit::outcome> call(json::value, toolkit::call_options) override {
         co_return toolkit::outcome::failure("never");
     }
 

@@ -20,7 +20,7 @@ public:
     explicit scripted_prompter(approval a, bool reachable = true, bool fail = false)
         : answer_(a), reachable_(reachable), fail_(fail) {}
     [[nodiscard]] bool can_prompt() const override { return reachable_; }
-    boost::asio::awaitable<approval> ask_approval(const approval_request& r) override {
+    boost::asio::awaitable<approval> ask_approval(approval_request r) override {
         ++asked;
         last = r;
         if (fail_) throw std::runtime_error("the terminal went away");

@@ -43,7 +43,7 @@ std::string command_tool::preview(const boost::json::value& arguments) const {
     return command_line(render_argv(spec_, arguments));
 }
 
-boost::asio::awaitable<outcome> command_tool::call(const boost::json::value& arguments, call_options options) {
+boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments, call_options options) {
     // Validate before anything is spawned: a model that sent a wrong call gets a message
     // naming the field, and the binary never runs.
     if (auto problem = check_arguments(arguments)) co_return outcome::failure(std::move(*problem));

@@ -29,7 +29,7 @@ public:
     }
     [[nodiscard]] tool_kind kind() const override { return spec_.kind; }
 
-    boost::asio::awaitable<outcome> call(const boost::json::value& arguments, call_options options) override {
+    boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override {
         boost::json::object input;
         if (arguments.is_object()) {
             input = arguments.get_object();

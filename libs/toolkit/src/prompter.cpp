@@ -4,7 +4,7 @@
 
 namespace fiskai::toolkit {
 
-boost::asio::awaitable<approval> deny_prompter::ask_approval(const approval_request&) {
+boost::asio::awaitable<approval> deny_prompter::ask_approval(approval_request) {
     throw std::runtime_error("no operator is available to answer on this path");
     co_return approval::deny;  // makes this a coroutine
 }

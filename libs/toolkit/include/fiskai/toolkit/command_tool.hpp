@@ -37,7 +37,7 @@ public:
     [[nodiscard]] confirm_requirement confirm() const override { return spec_.confirm; }
     [[nodiscard]] tool_kind kind() const override { return tool_kind::command; }
 
-    boost::asio::awaitable<outcome> call(const boost::json::value& arguments, call_options options) override;
+    boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override;
 
     [[nodiscard]] const command_spec& spec() const noexcept { return spec_; }
     // The command line a call would run, for approval prompts; throws argv_error.

@@ -21,14 +21,15 @@ public:
     virtual ~prompter() = default;
     // Whether a human can be asked at all right now.
     [[nodiscard]] virtual bool can_prompt() const = 0;
-    virtual boost::asio::awaitable<approval> ask_approval(const approval_request& request) = 0;
+    // By value: the coroutine owns the request for as long as the question is open.
+    virtual boost::asio::awaitable<approval> ask_approval(approval_request request) = 0;
 };
 
 // Never asks, always denies.
 class deny_prompter final : public prompter {
 public:
     [[nodiscard]] bool can_prompt() const override { return false; }
-    boost::asio::awaitable<approval> ask_approval(const approval_request& request) override;
+    boost::asio::awaitable<approval> ask_approval(approval_request request) override;
 };
 
 // One shared instance; stateless.

@@ -82,11 +82,13 @@ public:
     [[nodiscard]] virtual confirm_requirement confirm() const = 0;
     [[nodiscard]] virtual tool_kind kind() const = 0;
 
-    // Runs the tool. Failures a caller can reason about (bad arguments, a command that
+    // Runs the tool. The arguments are taken by value: the coroutine may outlive the
+    // caller's expression, so it must own what it reads.
+    // Failures a caller can reason about (bad arguments, a command that
     // could not start, a timeout) come back as an error outcome, never as an exception.
     // The call stops, and any child process group is killed, when the awaiting
     // coroutine's cancellation slot fires.
-    virtual boost::asio::awaitable<outcome> call(const boost::json::value& arguments, call_options options) = 0;
+    virtual boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) = 0;
 };
 
 using tool_ptr = std::shared_ptr<tool>;
