@@ -229,8 +229,8 @@ TEST_CASE("a call's outcome becomes its reply", "[a2a][engine]") {
 
     auto call = [&](std::string_view tool, std::string_view input = {}) {
         auto admitted = std::get<admitted_call>(s.admit(route::tool, tool_call_body(tool, input)));
-        auto sl = run(ctx, s.acquire());
-        const auto r = run(ctx, s.execute(std::move(admitted), std::move(sl)));
+        auto held = run(ctx, s.acquire());
+        const auto r = run(ctx, s.execute(std::move(admitted), held));
         REQUIRE_FALSE(r.error);
         return default_validator().check_as<tool_reply>(r.body).value();
     };
@@ -275,7 +275,8 @@ TEST_CASE("a call's outcome becomes its reply", "[a2a][engine]") {
     SECTION("a null input is an empty object") {
         auto admitted = std::get<admitted_call>(s.admit(route::tool, tool_call_body("ping")));
         admitted.request.input = raw_json::parse("null").value();
-        const auto r = run(ctx, s.execute(std::move(admitted), run(ctx, s.acquire())));
+        auto held = run(ctx, s.acquire());
+        const auto r = run(ctx, s.execute(std::move(admitted), held));
         REQUIRE_FALSE(r.error);
         CHECK(ping->seen.at(0) == boost::json::object{});
     }
@@ -298,7 +299,8 @@ TEST_CASE("a call that outlives the timeout is cancelled and answered in-band", 
     o.call_timeout = 50ms;
     server s(ctx.get_executor(), {slow}, o);
     auto admitted = std::get<admitted_call>(s.admit(route::tool, tool_call_body("ping")));
-    const auto r = run(ctx, s.execute(std::move(admitted), run(ctx, s.acquire())), 5s);
+    auto held = run(ctx, s.acquire());
+    const auto r = run(ctx, s.execute(std::move(admitted), held), 5s);
     const auto m = default_validator().check_as<tool_reply>(r.body).value();
     CHECK(m.is_error);
     CHECK(m.output == R"(running command "ping": context deadline exceeded)");

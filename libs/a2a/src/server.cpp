@@ -252,7 +252,8 @@ asio::awaitable<slot> server::acquire() {
     co_return slot(std::move(pool));
 }
 
-asio::awaitable<reply> server::execute(admitted_call call, slot s) {
+asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
+    if (!held) throw std::invalid_argument("a2a: a tool call runs only in a held slot");
     const auto& im = *impl_;
     const auto& request = call.request;
     toolkit::tool& tool = *call.tool;
@@ -278,13 +279,26 @@ asio::awaitable<reply> server::execute(admitted_call call, slot s) {
         out.output = std::string(is_command ? "running command " : "running tool ") + detail::go_quote(what) + ": " +
                      std::string(cause);
     };
+    // The tool's call, with an exception turned into a harness failure here: the race below
+    // waits for the first branch to complete *successfully*, so a throwing call would
+    // otherwise be reported as a timeout.
+    auto guarded = [&]() -> asio::awaitable<std::optional<toolkit::outcome>> {
+        try {
+            co_return co_await tool.call(arguments, std::move(options));
+        } catch (const std::exception& e) {
+            harness_failure(e.what());
+            co_return std::nullopt;
+        }
+    };
     try {
         asio::steady_timer deadline(co_await asio::this_coro::executor, im.options.call_timeout);
-        auto done = co_await (tool.call(arguments, std::move(options)) || deadline.async_wait(asio::use_awaitable));
+        auto done = co_await (guarded() || deadline.async_wait(asio::use_awaitable));
         if (done.index() == 1) {
             harness_failure("context deadline exceeded");
+        } else if (!std::get<0>(done)) {
+            // harness_failure() recorded what the tool threw
         } else {
-            const auto& outcome = std::get<0>(done);
+            const auto& outcome = *std::get<0>(done);
             switch (outcome.type()) {
             case toolkit::outcome::kind::command: {
                 const auto* c = outcome.command();
@@ -314,9 +328,7 @@ asio::awaitable<reply> server::execute(admitted_call call, slot s) {
                {{"tool", tool.name()}, {"duration", took}, {"exit_code", exit_code},
                 {"truncated", out.exec && out.exec->truncated ? "true" : "false"}});
     }
-    auto answer = im.finish(out, request);
-    s = slot{};  // the reply is ready: the next call may start
-    co_return answer;
+    co_return im.finish(out, request);
 }
 
 asio::awaitable<void> server::impl::discovery_loop(server& s, intake& in) {
@@ -337,8 +349,9 @@ asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
         // The slot is taken here, on the intake, before the worker starts: while every slot
         // is busy, the next request is not read.
         auto held = co_await s.acquire();
-        auto worker = [&s](admitted_call call, slot sl, responder respond) -> asio::awaitable<void> {
-            respond(co_await s.execute(std::move(call), std::move(sl)));
+        auto worker = [&s](admitted_call call, slot held, responder respond) -> asio::awaitable<void> {
+            respond(co_await s.execute(std::move(call), held));
+            // `held` is released here, after the reply has gone out.
         };
         asio::co_spawn(executor, worker(std::get<admitted_call>(std::move(verdict)), std::move(held), std::move(request->respond)),
                        [this](const std::exception_ptr& e) {

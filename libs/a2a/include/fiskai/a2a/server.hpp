@@ -10,7 +10,7 @@
 //   acquire() a concurrency slot, taken on the intake before the call's worker starts, so
 //             while all slots are busy the next request is not even read.
 //   execute() the call, in its worker, within the timeout; the reply is stamped and
-//             encoded; the slot is released when the reply is ready.
+//             encoded, sent, and only then is the slot released.
 // serve() runs exactly that loop over a transport; a binding that owns its own intake can
 // call the three steps itself.
 
@@ -100,9 +100,10 @@ public:
 
     // Runs an admitted call: its input (absent or null: `{}`), the default-deny prompter,
     // the call timeout. A command's outcome, whatever its exit code, is a result; a harness
-    // failure (could not run, timed out, threw) is an in-band `is_error` reply. `s` is held
-    // until the reply is built.
-    [[nodiscard]] boost::asio::awaitable<reply> execute(admitted_call call, slot s);
+    // failure (could not run, timed out, threw) is an in-band `is_error` reply. `held` is
+    // the slot the call runs in (std::invalid_argument if it is empty); the caller keeps it
+    // until the reply has been sent, then drops it, and it must outlive the awaitable.
+    [[nodiscard]] boost::asio::awaitable<reply> execute(admitted_call call, slot& held);
 
     // Serves both routes of `t` for this identity until stop(): discovery answered inline
     // on its intake, tool calls each in a worker of their own, at most `concurrency` at
