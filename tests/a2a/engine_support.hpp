@@ -3,6 +3,7 @@
 // scripted transport, and a way to drive an io_context until a condition holds (with a
 // deadline, never a sleep).
 
+#include <fiskai/a2a/server.hpp>
 #include <fiskai/a2a/transport.hpp>
 #include <fiskai/toolkit/outcome.hpp>
 #include <fiskai/toolkit/tool.hpp>
@@ -126,6 +127,13 @@ T run(asio::io_context& ctx, asio::awaitable<T> a, std::chrono::steady_clock::du
     auto out = start(ctx, std::move(a));
     REQUIRE(run_until(ctx, [&] { return out->has_value(); }, limit));
     return std::move(**out);
+}
+
+// Serves `t` until stopped. A function, not a lambda: a coroutine lambda's captures die
+// with its closure, which is a temporary at the call site.
+inline asio::awaitable<bool> serve_until_stopped(fiskai::a2a::server& s, fiskai::a2a::transport& t) {
+    co_await s.serve(t);
+    co_return true;
 }
 
 // A transport that records what the client sends and answers from a script.

@@ -37,10 +37,7 @@ struct served {
     client c{bus, {"caller", 5s}};
 
     served() {
-        serving = start(ctx, [this]() -> asio::awaitable<bool> {
-            co_await srv.serve(bus);
-            co_return true;
-        }());
+        serving = start(ctx, serve_until_stopped(srv, bus));
     }
     ~served() {
         srv.stop();
@@ -50,7 +47,7 @@ struct served {
 
 }  // namespace
 
-TEST_CASE("discovering a served agent returns its card", "[a2a][client]") {
+TEST_CASE("a2a.client: discovering a served agent returns its card", "[a2a][client]") {
     served s;
     const auto card = run(s.ctx, s.c.discover("svc"));
     REQUIRE(card);
@@ -64,7 +61,7 @@ TEST_CASE("discovering a served agent returns its card", "[a2a][client]") {
     CHECK(card->request == card->conversation);
 }
 
-TEST_CASE("invoking a tool: no input, input verbatim, a non-zero exit, an unknown tool", "[a2a][client]") {
+TEST_CASE("a2a.client: invoking a tool: no input, input verbatim, a non-zero exit, an unknown tool", "[a2a][client]") {
     served s;
     const auto pong = run(s.ctx, s.c.invoke("svc", "ping"));
     REQUIRE(pong);
@@ -91,7 +88,7 @@ TEST_CASE("invoking a tool: no input, input verbatim, a non-zero exit, an unknow
     CHECK(missing->output == R"(tool "missing" is not available)");
 }
 
-TEST_CASE("nobody serving the agent: unavailable at once; nobody answering: at the deadline", "[a2a][client]") {
+TEST_CASE("a2a.client: nobody serving the agent: unavailable at once, nobody answering: at the deadline", "[a2a][client]") {
     served s;
     const auto nobody = run(s.ctx, s.c.discover("ghost"), 2s);
     REQUIRE_FALSE(nobody);
@@ -112,18 +109,14 @@ TEST_CASE("nobody serving the agent: unavailable at once; nobody answering: at t
     CHECK(std::chrono::steady_clock::now() - started >= 100ms);
 }
 
-TEST_CASE("an outgoing message the receiver would refuse is refused before it is sent", "[a2a][client]") {
+TEST_CASE("a2a.client: an outgoing message the receiver would refuse is refused before it is sent", "[a2a][client]") {
     scripted_transport t;
     client c(t, {"caller", 1s});
     asio::io_context ctx;
 
-    for (const char* agent : {"a.b", "a b", "*", ">", ""}) {
+    for (const char* agent : {"a.b", "a b", "*", ">", "a\n"}) {
         CAPTURE(agent);
         const auto r = run(ctx, c.discover(agent));
-        if (std::string_view(agent).empty()) {
-            // No target: no recipient, which is valid; the script has no answer to give.
-            continue;
-        }
         REQUIRE_FALSE(r);
         CHECK(r.error().code == errc::schema_violation);
         CHECK(r.error().message.starts_with("invalid outgoing request: schema validation failed"));
@@ -141,7 +134,7 @@ TEST_CASE("an outgoing message the receiver would refuse is refused before it is
     CHECK(t.requests.empty());
 }
 
-TEST_CASE("prepared requests are stamped, validated and carry input verbatim", "[a2a][client]") {
+TEST_CASE("a2a.client: prepared requests are stamped, validated and carry input verbatim", "[a2a][client]") {
     scripted_transport t;
     client c(t, {"caller", 1s});
     const auto body = c.prepare_tool_call("nats", "stream_info", R"({"stream":"ORDERS","n":1.50})").value();
@@ -155,7 +148,7 @@ TEST_CASE("prepared requests are stamped, validated and carry input verbatim", "
     CHECK(c.prepare_tool_call("nats", "ping", "null").value().ends_with(R"("name":"ping"})"));
 }
 
-TEST_CASE("replies: service errors, wrong types and invalid bodies are errors", "[a2a][client]") {
+TEST_CASE("a2a.client: replies: service errors, wrong types and invalid bodies are errors", "[a2a][client]") {
     scripted_transport t;
     client c(t, {"caller", 1s});
     asio::io_context ctx;
@@ -165,8 +158,10 @@ TEST_CASE("replies: service errors, wrong types and invalid bodies are errors", 
     CHECK(refused.error().code == errc::error_reply);
     CHECK(refused.error().message == R"(remote agent answered with an error: 400 unexpected message protocol: got "x", want "y")");
 
+    discovery_request asked;
+    stamp_request(asked, "caller", "svc");
     tool_reply wrong;
-    stamp_reply(wrong, discovery_request{}, "svc");
+    stamp_reply(wrong, asked, "svc");
     t.answers.push_back(reply::message(encode(wrong).value()));
     const auto mismatch = run(ctx, c.discover("svc"));
     CHECK(mismatch.error().code == errc::protocol_mismatch);

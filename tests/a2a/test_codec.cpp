@@ -108,7 +108,7 @@ std::vector<block> every_block() {
 
 }  // namespace
 
-TEST_CASE("every message type survives encode and decode as its own type", "[a2a][codec]") {
+TEST_CASE("a2a.codec: every message type survives encode and decode as its own type", "[a2a][codec]") {
     for (const auto& m : every_message()) {
         CAPTURE(protocol_of(m));
         const auto text = encoded(m);
@@ -120,7 +120,7 @@ TEST_CASE("every message type survives encode and decode as its own type", "[a2a
     }
 }
 
-TEST_CASE("every block kind survives a round trip inside an event", "[a2a][codec]") {
+TEST_CASE("a2a.codec: every block kind survives a round trip inside an event", "[a2a][codec]") {
     for (const auto& b : every_block()) {
         CAPTURE(block_type(b));
         task_event ev = with_header(task_event{});
@@ -135,7 +135,7 @@ TEST_CASE("every block kind survives a round trip inside an event", "[a2a][codec
     }
 }
 
-TEST_CASE("the header sits flat at the top level, in Go's order", "[a2a][codec]") {
+TEST_CASE("a2a.codec: the header sits flat at the top level, in Go's order", "[a2a][codec]") {
     task_request m = with_header(task_request{});
     m.prompt = "p";
     CHECK(encoded(m) ==
@@ -155,7 +155,7 @@ TEST_CASE("the header sits flat at the top level, in Go's order", "[a2a][codec]"
           R"("sender":{"name":"caller","instance":"i1"},"must_understand":true,"prompt":"p"})");
 }
 
-TEST_CASE("zero values are omitted exactly where Go omits them", "[a2a][codec]") {
+TEST_CASE("a2a.codec: zero values are omitted exactly where Go omits them", "[a2a][codec]") {
     const std::string head =
         R"("id":"x","request":"x","conversation":"x","sequence":0,"time":"0001-01-01T00:00:00Z","sender":{"name":""})";
     auto bare = [&](auto m) {
@@ -189,7 +189,7 @@ TEST_CASE("zero values are omitted exactly where Go omits them", "[a2a][codec]")
     CHECK(bare(t).ends_with(R"("prompt":"","budget":{}})"));
 }
 
-TEST_CASE("a task request without stream wants the stream; explicit false survives", "[a2a][codec]") {
+TEST_CASE("a2a.codec: a task request without stream wants the stream, explicit false survives", "[a2a][codec]") {
     task_request t = with_header(task_request{});
     t.prompt = "p";
     CHECK(t.wants_stream());
@@ -201,7 +201,7 @@ TEST_CASE("a task request without stream wants the stream; explicit false surviv
     CHECK_FALSE(std::get<task_request>(*back).wants_stream());
 }
 
-TEST_CASE("strings are escaped as Go escapes them", "[a2a][codec]") {
+TEST_CASE("a2a.codec: strings are escaped as Go escapes them", "[a2a][codec]") {
     auto reply_output = [](std::string s) {
         tool_reply r;
         r.output = std::move(s);
@@ -223,7 +223,7 @@ TEST_CASE("strings are escaped as Go escapes them", "[a2a][codec]") {
     CHECK(reply_output("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");  // above U+10FFFF
 }
 
-TEST_CASE("decoding replaces invalid UTF-8 and unpaired surrogates with U+FFFD, as Go does", "[a2a][codec]") {
+TEST_CASE("a2a.codec: decoding replaces invalid UTF-8 and unpaired surrogates with U+FFFD, as Go does", "[a2a][codec]") {
     const auto b = a2a_test::body(protocols::tool_reply, ",\"output\":\"a\xff" R"(b \ud800 \udc00x \ud83d\ude00")");
     const auto m = decode(b);
     REQUIRE(m);
@@ -232,7 +232,7 @@ TEST_CASE("decoding replaces invalid UTF-8 and unpaired surrogates with U+FFFD, 
     CHECK(encoded(*m).find("\"output\":\"a\xEF\xBF\xBD" "b") != std::string::npos);
 }
 
-TEST_CASE("decoding accepts any valid JSON: whitespace, key order, escapes", "[a2a][codec]") {
+TEST_CASE("a2a.codec: decoding accepts any valid JSON: whitespace, key order, escapes", "[a2a][codec]") {
     const std::string body = R"(  {
         "name" : "ping", "input" : { "b" : [ 1 , 2.50 , -1e3 ] , "a" : "\u0041\/" },
         "sender" : { "name" : "caller" },  "time":"2026-05-04T09:15:27.482913304Z",
@@ -250,14 +250,14 @@ TEST_CASE("decoding accepts any valid JSON: whitespace, key order, escapes", "[a
           R"("name":"ping","input":{"b":[1,2.50,-1e3],"a":"\u0041\/"}})");
 }
 
-TEST_CASE("a duplicate key: the last one wins, for typed and raw fields alike", "[a2a][codec]") {
+TEST_CASE("a2a.codec: a duplicate key: the last one wins, for typed and raw fields alike", "[a2a][codec]") {
     const auto m = decode(a2a_test::body(protocols::tool_request, R"(,"name":"a","input":{"x":1},"name":"b","input":{"y":2})"));
     REQUIRE(m);
     CHECK(std::get<tool_request>(*m).name == "b");
     CHECK(std::get<tool_request>(*m).input->text() == R"({"y":2})");
 }
 
-TEST_CASE("raw JSON is compacted, its numbers and escapes kept verbatim, HTML-escaped on output", "[a2a][codec]") {
+TEST_CASE("a2a.codec: raw JSON is compacted, its numbers and escapes kept verbatim, HTML-escaped on output", "[a2a][codec]") {
     tool_request call;
     call.input = raw(" {\"big\" : 123456789012345678901234567890, \"f\": 1.0E+2, \"s\":\"<&>\u2028\", \"e\":\"\\u003c\"} ");
     CHECK(call.input->text() == "{\"big\":123456789012345678901234567890,\"f\":1.0E+2,\"s\":\"<&>\u2028\",\"e\":\"\\u003c\"}");
@@ -267,20 +267,20 @@ TEST_CASE("raw JSON is compacted, its numbers and escapes kept verbatim, HTML-es
     CHECK(raw_json::parse("{\"a\":").error().code == errc::invalid_json);
 }
 
-TEST_CASE("a null input is carried as Go carries a null RawMessage", "[a2a][codec]") {
+TEST_CASE("a2a.codec: a null input is carried as Go carries a null RawMessage", "[a2a][codec]") {
     const auto m = decode(a2a_test::body(protocols::tool_request, R"(,"name":"a","input":null)"));
     REQUIRE(m);
     REQUIRE(std::get<tool_request>(*m).input);
     CHECK(std::get<tool_request>(*m).input->text() == "null");
 }
 
-TEST_CASE("raw_json::from_value writes a generic value as Go marshals a map", "[a2a][codec]") {
+TEST_CASE("a2a.codec: raw_json::from_value writes a generic value as Go marshals a map", "[a2a][codec]") {
     const auto v = boost::json::parse(R"({"type":"object","properties":{"z":{"type":"integer","maximum":1e21},"a":{"minimum":0.000001,"x":1e-7,"f":1.5,"n":-0.0}},"required":["z","a"],"<":"&"})");
     CHECK(raw_json::from_value(v).text() ==
           R"({"\u003c":"\u0026","properties":{"a":{"f":1.5,"minimum":0.000001,"n":-0,"x":1e-7},"z":{"maximum":1e+21,"type":"integer"}},"required":["z","a"],"type":"object"})");
 }
 
-TEST_CASE("encoding a block adds the type discriminator and sorts the keys", "[a2a][codec]") {
+TEST_CASE("a2a.codec: encoding a block adds the type discriminator and sorts the keys", "[a2a][codec]") {
     CHECK(encode(block{text_block{"hi"}}).value() == R"({"text":"hi","type":"text"})");
     CHECK(encode(block{thinking_block{"t", "s", "p"}}).value() == R"({"provider":"p","signature":"s","text":"t","type":"thinking"})");
     CHECK(encode(block{thinking_block{"t", "", ""}}).value() == R"({"text":"t","type":"thinking"})");
@@ -293,14 +293,14 @@ TEST_CASE("encoding a block adds the type discriminator and sorts the keys", "[a
     CHECK(encode(block{status_block{0, "", usage{}}}).value() == R"({"type":"status","usage":{}})");
 }
 
-TEST_CASE("an empty block refuses to encode", "[a2a][codec]") {
+TEST_CASE("a2a.codec: an empty block refuses to encode", "[a2a][codec]") {
     CHECK(encode(block{}).error().code == errc::invalid_message);
     CHECK(encode(block{}).error().message == "invalid message: block has no content");
     task_event ev;
     CHECK(encode(message{ev}).error().code == errc::invalid_message);
 }
 
-TEST_CASE("a decoded tool_result block exposes its fields through the variant", "[a2a][codec]") {
+TEST_CASE("a2a.codec: a decoded tool_result block exposes its fields through the variant", "[a2a][codec]") {
     const auto b = decode_block(R"({"type":"tool_result","call_id":"c1","is_error":true})");
     REQUIRE(b);
     const auto* r = std::get_if<tool_result_block>(&*b);
@@ -309,7 +309,7 @@ TEST_CASE("a decoded tool_result block exposes its fields through the variant", 
     CHECK(r->is_error);
 }
 
-TEST_CASE("a block of an unknown kind decodes into a fallback keeping the peer's bytes", "[a2a][codec]") {
+TEST_CASE("a2a.codec: a block of an unknown kind decodes into a fallback keeping the peer's bytes", "[a2a][codec]") {
     const auto b = decode_block(R"( {"type" : "bogus", "n": 1.0E3, "s": "<x>"} )");
     REQUIRE(b);
     const auto* u = std::get_if<unknown_block>(&*b);
@@ -325,7 +325,7 @@ TEST_CASE("a block of an unknown kind decodes into a fallback keeping the peer's
     CHECK(unknown_block::from_raw(raw(R"([1])")).error().code == errc::unknown_block_type);
 }
 
-TEST_CASE("decoding dispatches on protocol and refuses an unknown one", "[a2a][codec]") {
+TEST_CASE("a2a.codec: decoding dispatches on protocol and refuses an unknown one", "[a2a][codec]") {
     const auto m = decode(a2a_test::body(protocols::task_request, R"(,"prompt":"do it")"));
     REQUIRE(m);
     CHECK(std::get<task_request>(*m).prompt == "do it");
@@ -339,7 +339,7 @@ TEST_CASE("decoding dispatches on protocol and refuses an unknown one", "[a2a][c
     CHECK(decode("").error().code == errc::invalid_json);
 }
 
-TEST_CASE("the typed decode is as strict as Go's", "[a2a][codec]") {
+TEST_CASE("a2a.codec: the typed decode is as strict as Go's", "[a2a][codec]") {
     auto field_error = [](std::string_view payload_and_header) {
         const auto m = decode(std::string(R"({"protocol":"io.choria.fisk-ai.v1.tool.reply",)") + std::string(payload_and_header) + "}");
         REQUIRE_FALSE(m);
@@ -363,7 +363,7 @@ TEST_CASE("the typed decode is as strict as Go's", "[a2a][codec]") {
     CHECK_FALSE(std::get<tool_reply>(*ok).recipient);
 }
 
-TEST_CASE("times: RFC 3339 in, RFC 3339 out with the fraction trimmed", "[a2a][codec]") {
+TEST_CASE("a2a.codec: times: RFC 3339 in, RFC 3339 out with the fraction trimmed", "[a2a][codec]") {
     auto round = [](std::string_view s) { return timestamp::parse(s).value().to_string(); };
     CHECK(round("2026-05-04T09:15:27.482913304Z") == "2026-05-04T09:15:27.482913304Z");
     CHECK(round("2026-05-04T09:15:27.482900000Z") == "2026-05-04T09:15:27.4829Z");

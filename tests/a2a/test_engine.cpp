@@ -72,7 +72,7 @@ struct gate {
 
 }  // namespace
 
-TEST_CASE("selection drops five classes of tool, logging a reason for each", "[a2a][engine]") {
+TEST_CASE("a2a.engine: selection drops five classes of tool, logging a reason for each", "[a2a][engine]") {
     asio::io_context ctx;
     log_capture log;
     auto ok = make_tool({});
@@ -102,7 +102,7 @@ TEST_CASE("selection drops five classes of tool, logging a reason for each", "[a
     CHECK(log.lines.size() == 6);
 }
 
-TEST_CASE("the agent card: identity, version, the namespace, one descriptor per served tool", "[a2a][engine]") {
+TEST_CASE("a2a.engine: the agent card: identity, version, the namespace, one descriptor per served tool", "[a2a][engine]") {
     asio::io_context ctx;
     boost::json::object schema = boost::json::parse(R"({"type":"object","properties":{"stream":{"type":"string"}},"required":["stream"],"additionalProperties":false})").as_object();
     auto info = make_tool({.name = "stream_info", .description = "show a stream\n\nTags: impact:ro", .schema = schema});
@@ -141,7 +141,7 @@ TEST_CASE("the agent card: identity, version, the namespace, one descriptor per 
                     std::invalid_argument);
 }
 
-TEST_CASE("intake answers discovery from the card, stamped against the request", "[a2a][engine]") {
+TEST_CASE("a2a.engine: intake answers discovery from the card, stamped against the request", "[a2a][engine]") {
     asio::io_context ctx;
     server s(ctx.get_executor(), {make_tool({})}, options());
     const auto body = discovery_body();
@@ -158,7 +158,7 @@ TEST_CASE("intake answers discovery from the card, stamped against the request",
     CHECK(d.recipient == identity{"caller", ""});
 }
 
-TEST_CASE("intake refuses bad bodies with a 400 and Go's descriptions", "[a2a][engine]") {
+TEST_CASE("a2a.engine: intake refuses bad bodies with a 400 and Go's descriptions", "[a2a][engine]") {
     asio::io_context ctx;
     server s(ctx.get_executor(), {make_tool({})}, options());
     auto refusal = [&](route r, std::string_view body) {
@@ -184,7 +184,7 @@ TEST_CASE("intake refuses bad bodies with a 400 and Go's descriptions", "[a2a][e
     CHECK(refusal(route::tool, "{\n").find('\n') == std::string::npos);
 }
 
-TEST_CASE("an unknown or dropped tool is answered in-band, without a slot, and nothing runs", "[a2a][engine]") {
+TEST_CASE("a2a.engine: an unknown or dropped tool is answered in-band, without a slot, and nothing runs", "[a2a][engine]") {
     asio::io_context ctx;
     log_capture log;
     auto gated = make_tool({.name = "stream_rm", .posture = toolkit::confirm_posture::required});
@@ -208,7 +208,7 @@ TEST_CASE("an unknown or dropped tool is answered in-band, without a slot, and n
     CHECK(reply_of(s.admit(route::tool, tool_call_body("a\"b\\c\x01"))).output == R"(tool "a\"b\\c\x01" is not available)");
 }
 
-TEST_CASE("a call's outcome becomes its reply", "[a2a][engine]") {
+TEST_CASE("a2a.engine: a call's outcome becomes its reply", "[a2a][engine]") {
     asio::io_context ctx;
     log_capture log;
     auto exit3 = make_tool({.name = "stream_info", .title = "stream info", .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
@@ -282,7 +282,7 @@ TEST_CASE("a call's outcome becomes its reply", "[a2a][engine]") {
     }
 }
 
-TEST_CASE("a call that outlives the timeout is cancelled and answered in-band", "[a2a][engine]") {
+TEST_CASE("a2a.engine: a call that outlives the timeout is cancelled and answered in-band", "[a2a][engine]") {
     asio::io_context ctx;
     bool cancelled = false;
     auto slow = make_tool({.name = "ping", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
@@ -308,7 +308,7 @@ TEST_CASE("a call that outlives the timeout is cancelled and answered in-band", 
     CHECK(cancelled);
 }
 
-TEST_CASE("with concurrency 1 a second call never starts before the first releases its slot", "[a2a][engine]") {
+TEST_CASE("a2a.engine: with concurrency 1 a second call never starts before the first releases its slot", "[a2a][engine]") {
     asio::io_context ctx;
     gate g(ctx);
     auto blocking = make_tool({.name = "block", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
@@ -317,10 +317,7 @@ TEST_CASE("with concurrency 1 a second call never starts before the first releas
     }});
     memory_transport bus(ctx.get_executor());
     server s(ctx.get_executor(), {blocking}, options({}, 1));
-    auto serving = start(ctx, [&]() -> asio::awaitable<bool> {
-        co_await s.serve(bus);
-        co_return true;
-    }());
+    auto serving = start(ctx, serve_until_stopped(s, bus));
     client c(bus, {"caller", 10s});
 
     auto first = start(ctx, c.invoke("svc", "block"));
@@ -362,7 +359,7 @@ TEST_CASE("with concurrency 1 a second call never starts before the first releas
     REQUIRE(run_until(ctx, [&] { return serving->has_value(); }));
 }
 
-TEST_CASE("the default bound lets two calls run at once, and stop() waits for them", "[a2a][engine]") {
+TEST_CASE("a2a.engine: the default bound lets two calls run at once, and stop() waits for them", "[a2a][engine]") {
     asio::io_context ctx;
     gate g(ctx);
     auto blocking = make_tool({.name = "block", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
@@ -371,10 +368,7 @@ TEST_CASE("the default bound lets two calls run at once, and stop() waits for th
     }});
     memory_transport bus(ctx.get_executor());
     server s(ctx.get_executor(), {blocking}, options());
-    auto serving = start(ctx, [&]() -> asio::awaitable<bool> {
-        co_await s.serve(bus);
-        co_return true;
-    }());
+    auto serving = start(ctx, serve_until_stopped(s, bus));
     client c(bus, {"caller", 10s});
 
     auto first = start(ctx, c.invoke("svc", "block"));
@@ -391,9 +385,8 @@ TEST_CASE("the default bound lets two calls run at once, and stop() waits for th
 
     g.open_one();
     g.open_one();
-    REQUIRE(run_until(ctx, [&] { return serving->has_value(); }));
-    CHECK(first->has_value());
-    CHECK(second->has_value());
+    REQUIRE(run_until(ctx, [&] { return serving->has_value() && first->has_value() && second->has_value(); }));
     CHECK((**first)->output == "done\n");
+    CHECK((**second)->output == "done\n");
     CHECK(blocking->max_running == 2);
 }

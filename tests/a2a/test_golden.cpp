@@ -10,7 +10,7 @@
 
 using namespace fiskai::a2a;
 
-TEST_CASE("golden bodies re-encode byte for byte", "[a2a][golden]") {
+TEST_CASE("a2a.golden: golden bodies re-encode byte for byte", "[a2a][golden]") {
     const auto files = a2a_test::golden_files();
     REQUIRE(files.size() >= 20);
     for (const auto& path : files) {
@@ -30,7 +30,7 @@ TEST_CASE("golden bodies re-encode byte for byte", "[a2a][golden]") {
     }
 }
 
-TEST_CASE("golden: discovery (16.1, 16.2)", "[a2a][golden]") {
+TEST_CASE("a2a.golden: golden: discovery (16.1, 16.2)", "[a2a][golden]") {
     const auto request = decode(a2a_test::read_file(a2a_test::golden_dir() / "discovery.request.json")).value();
     const auto& req = std::get<discovery_request>(request);
     CHECK(req.id == "2wJ4H0sTQqS7xYvEo1Rm9LkPbZd");
@@ -51,7 +51,7 @@ TEST_CASE("golden: discovery (16.1, 16.2)", "[a2a][golden]") {
     CHECK(card.tools[0].input_schema->text() == R"({"additionalProperties":false,"properties":{},"type":"object"})");
 }
 
-TEST_CASE("golden: tool calls and replies (16.3 to 16.8)", "[a2a][golden]") {
+TEST_CASE("a2a.golden: golden: tool calls and replies (16.3 to 16.8)", "[a2a][golden]") {
     auto load = [](const char* name) { return decode(a2a_test::read_file(a2a_test::golden_dir() / name)).value(); };
 
     CHECK_FALSE(std::get<tool_request>(load("tool.request.json")).input);
@@ -76,7 +76,7 @@ TEST_CASE("golden: tool calls and replies (16.3 to 16.8)", "[a2a][golden]") {
     CHECK(timeout.time.to_string() == "2026-05-04T09:15:57.511000093Z");
 }
 
-TEST_CASE("golden: the task flow", "[a2a][golden]") {
+TEST_CASE("a2a.golden: golden: the task flow", "[a2a][golden]") {
     auto load = [](const char* name) { return decode(a2a_test::read_file(a2a_test::golden_dir() / name)).value(); };
 
     const auto task = std::get<task_request>(load("request.json"));

@@ -26,7 +26,7 @@ std::string reply_of_size(std::size_t size) {
 
 }  // namespace
 
-TEST_CASE("the size cap: 786432 bytes accepted, 786433 refused before any parse", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: the size cap: 786432 bytes accepted, 786433 refused before any parse", "[a2a][hostile]") {
     CHECK(max_message_size == 786432);
     const auto at_cap = reply_of_size(786432);
     REQUIRE(at_cap.size() == 786432);
@@ -44,7 +44,7 @@ TEST_CASE("the size cap: 786432 bytes accepted, 786433 refused before any parse"
     CHECK(default_validator().check(std::string(786432, '[')).error().code == errc::invalid_json);
 }
 
-TEST_CASE("deep nesting is refused without exhausting the stack", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: deep nesting is refused without exhausting the stack", "[a2a][hostile]") {
     const std::string brackets(100000, '[');
     CHECK(default_validator().check(brackets).error().code == errc::invalid_json);
     CHECK(decode(brackets).error().code == errc::invalid_json);
@@ -67,7 +67,7 @@ TEST_CASE("deep nesting is refused without exhausting the stack", "[a2a][hostile
     CHECK(encode(*accepted).value().find("junk") == std::string::npos);
 }
 
-TEST_CASE("huge strings: carried when legitimate, refused quickly where a pattern applies", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: huge strings: carried when legitimate, refused quickly where a pattern applies", "[a2a][hostile]") {
     const std::string big(700000, 'a');
     CHECK(default_validator().check(body(protocols::tool_reply, R"(,"output":")" + big + "\"")));
 
@@ -87,7 +87,7 @@ TEST_CASE("huge strings: carried when legitimate, refused quickly where a patter
     CHECK(long_protocol.error().message.size() < 200);
 }
 
-TEST_CASE("wrong types in every header field are refused", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: wrong types in every header field are refused", "[a2a][hostile]") {
     const std::vector<std::pair<std::string, std::string>> fields = {
         {"id", "1"},           {"request", "[]"},     {"conversation", "{}"}, {"parent", "true"},
         {"sequence", "\"0\""}, {"time", "0"},         {"sender", "[]"},       {"recipient", "\"svc\""},
@@ -104,7 +104,7 @@ TEST_CASE("wrong types in every header field are refused", "[a2a][hostile]") {
     }
 }
 
-TEST_CASE("bodies that are not objects, not JSON, or JSON with trailing garbage", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: bodies that are not objects, not JSON, or JSON with trailing garbage", "[a2a][hostile]") {
     for (const char* bad : {"", " ", "null", "1", "\"x\"", "[]", "true", "{", "}", "{}x", "{\"a\":1}{}", "\xEF\xBB\xBF{}",
                             "{\"protocol\":\"io.choria.fisk-ai.v1.tool.reply\",}", "{'protocol':1}", "{\"a\":NaN}"}) {
         CAPTURE(bad);
@@ -115,7 +115,7 @@ TEST_CASE("bodies that are not objects, not JSON, or JSON with trailing garbage"
     }
 }
 
-TEST_CASE("invalid UTF-8 is accepted where any string is, and becomes U+FFFD", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: invalid UTF-8 is accepted where any string is, and becomes U+FFFD", "[a2a][hostile]") {
     const auto text = body(protocols::tool_reply, ",\"output\":\"\xC0\x80\xFF\xFE\xED\xA0\x80\"");
     const auto m = default_validator().check(text);
     REQUIRE(m);
@@ -131,7 +131,7 @@ TEST_CASE("invalid UTF-8 is accepted where any string is, and becomes U+FFFD", "
     CHECK(default_validator().check(body(protocols::tool_reply, ",\"\xFF\":1")));
 }
 
-TEST_CASE("identities that would shape a subject are refused", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: identities that would shape a subject are refused", "[a2a][hostile]") {
     for (const char* name : {"a.b", "a b", "*", ">", "a.*", "a.>", "\\t", "a\\r\\nb", "a\\u0000b", "a\\n"}) {
         CAPTURE(name);
         std::string text = body(protocols::tool_request, R"(,"name":"n")");
@@ -141,7 +141,7 @@ TEST_CASE("identities that would shape a subject are refused", "[a2a][hostile]")
     }
 }
 
-TEST_CASE("many unknown keys are accepted and discarded", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: many unknown keys are accepted and discarded", "[a2a][hostile]") {
     std::string payload;
     for (int i = 0; i < 20000; ++i) payload += ",\"k" + std::to_string(i) + "\":" + std::to_string(i);
     const auto m = default_validator().check(body(protocols::tool_reply, payload));
@@ -149,7 +149,7 @@ TEST_CASE("many unknown keys are accepted and discarded", "[a2a][hostile]") {
     CHECK(*m == decode(body(protocols::tool_reply)).value());
 }
 
-TEST_CASE("numbers out of every range", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: numbers out of every range", "[a2a][hostile]") {
     // Raw input keeps them verbatim.
     const auto m = default_validator().check(body(protocols::tool_request, R"(,"name":"n","input":{"a":1e400,"b":-1e-400,"c":123456789012345678901234567890})"));
     REQUIRE(m);
@@ -159,7 +159,7 @@ TEST_CASE("numbers out of every range", "[a2a][hostile]") {
     CHECK_FALSE(default_validator().check(body(protocols::tool_reply, R"(,"exec":{"exit_code":99999999999999999999})")));
 }
 
-TEST_CASE("an escaped NUL cannot shorten a string past the schema", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: an escaped NUL cannot shorten a string past the schema", "[a2a][hostile]") {
     // valijson reads strings up to the first NUL; the validator makes sure that never
     // lets "a\u0000b" pass as "a".
     std::string sender = body(protocols::discovery_request);

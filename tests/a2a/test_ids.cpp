@@ -11,7 +11,7 @@
 
 using namespace fiskai::a2a;
 
-TEST_CASE("KSUIDs match segmentio's encoding", "[a2a][ids]") {
+TEST_CASE("a2a.ids: KSUIDs match segmentio's encoding", "[a2a][ids]") {
     std::array<std::uint8_t, 16> zero{};
     CHECK(make_ksuid(0, zero) == "000000000000000000000000000");
     std::array<std::uint8_t, 16> ones;
@@ -23,7 +23,7 @@ TEST_CASE("KSUIDs match segmentio's encoding", "[a2a][ids]") {
     CHECK(make_ksuid(107608047, payload) == "0ujtsYcgvSTl8PAuAdqWYSMnLOv");
 }
 
-TEST_CASE("fresh ids are 27 base-62 characters, distinct, and time-ordered by second", "[a2a][ids]") {
+TEST_CASE("a2a.ids: fresh ids are 27 base-62 characters, distinct, and time-ordered by second", "[a2a][ids]") {
     std::set<std::string> seen;
     for (int i = 0; i < 1000; ++i) {
         const auto id = new_id();
@@ -38,7 +38,7 @@ TEST_CASE("fresh ids are 27 base-62 characters, distinct, and time-ordered by se
     CHECK(old < new_id());
 }
 
-TEST_CASE("stamping a request: one id three times, sequence 0, sender and recipient named", "[a2a][stamp]") {
+TEST_CASE("a2a.stamp: stamping a request: one id three times, sequence 0, sender and recipient named", "[a2a][stamp]") {
     tool_request m;
     m.parent = "stale";
     m.must_understand = true;
@@ -60,7 +60,7 @@ TEST_CASE("stamping a request: one id three times, sequence 0, sender and recipi
     CHECK_FALSE(d.recipient);
 }
 
-TEST_CASE("stamping a reply: a fresh id, request and conversation echoed, parties swapped", "[a2a][stamp]") {
+TEST_CASE("a2a.stamp: stamping a reply: a fresh id, request and conversation echoed, parties swapped", "[a2a][stamp]") {
     tool_request req;
     stamp_request(req, "caller", "svc");
     req.conversation = "session-7";

@@ -65,7 +65,7 @@ std::string error_of(std::string_view text) {
 
 }  // namespace
 
-TEST_CASE("each message's minimal form validates and carries only its own protocol", "[a2a][schema]") {
+TEST_CASE("a2a.schema: each message's minimal form validates and carries only its own protocol", "[a2a][schema]") {
     for (const auto& s : shapes()) {
         CAPTURE(s.protocol);
         const auto text = body(s.protocol, s.minimal);
@@ -75,7 +75,7 @@ TEST_CASE("each message's minimal form validates and carries only its own protoc
     }
 }
 
-TEST_CASE("each schema refuses its siblings' payload fields by name", "[a2a][schema]") {
+TEST_CASE("a2a.schema: each schema refuses its siblings' payload fields by name", "[a2a][schema]") {
     std::size_t refused = 0;
     for (const auto& s : shapes()) {
         for (const auto& [field, value] : sample_values()) {
@@ -91,7 +91,7 @@ TEST_CASE("each schema refuses its siblings' payload fields by name", "[a2a][sch
     CHECK(refused == 10 * 22 - 25);  // every field of every other message (25 own fields in all)
 }
 
-TEST_CASE("each schema requires its own fields", "[a2a][schema]") {
+TEST_CASE("a2a.schema: each schema requires its own fields", "[a2a][schema]") {
     for (const auto& s : shapes()) {
         for (const auto& field : s.required) {
             CAPTURE(s.protocol, field);
@@ -118,7 +118,7 @@ TEST_CASE("each schema requires its own fields", "[a2a][schema]") {
     }
 }
 
-TEST_CASE("unknown properties are accepted and discarded", "[a2a][schema]") {
+TEST_CASE("a2a.schema: unknown properties are accepted and discarded", "[a2a][schema]") {
     const auto text = body(protocols::tool_request, R"(,"name":"ping","x_future":{"deep":[1,2,3]},"Name":"other")");
     const auto m = check(text);
     REQUIRE(m);
@@ -132,13 +132,13 @@ TEST_CASE("unknown properties are accepted and discarded", "[a2a][schema]") {
     CHECK(check(a2a_test::body(protocols::tool_request, R"(,"name":"n")").replace(0, 1, R"({"sender2":{"name":"x.y"},)")));
 }
 
-TEST_CASE("an unknown protocol id is refused outright, not as a schema failure", "[a2a][schema]") {
+TEST_CASE("a2a.schema: an unknown protocol id is refused outright, not as a schema failure", "[a2a][schema]") {
     CHECK(error_of(body("nope")) == R"(unknown protocol: "nope")");
     CHECK(error_of(body("io.choria.fisk-ai.v2.tool.request")) == R"(unknown protocol: "io.choria.fisk-ai.v2.tool.request")");
     CHECK(error_of(R"({"id":"x"})") == R"(unknown protocol: "")");
 }
 
-TEST_CASE("protocol is a constant per schema, and the path check refuses another type", "[a2a][schema]") {
+TEST_CASE("a2a.schema: protocol is a constant per schema, and the path check refuses another type", "[a2a][schema]") {
     const auto discovery = body(protocols::discovery_request);
     const auto r = default_validator().check(discovery, protocols::tool_request);
     REQUIRE_FALSE(r);
@@ -149,7 +149,7 @@ TEST_CASE("protocol is a constant per schema, and the path check refuses another
     CHECK_FALSE(default_validator().check_as<tool_request>(discovery));
 }
 
-TEST_CASE("stop reasons: the known ones, and an unknown one carried", "[a2a][schema]") {
+TEST_CASE("a2a.schema: stop reasons: the known ones, and an unknown one carried", "[a2a][schema]") {
     for (const char* reason : {"end_turn", "max_tokens", "refusal", "canceled", "error", "budget_exhausted", "suspended",
                                "max_iterations", "tea_break"}) {
         CAPTURE(reason);
@@ -163,7 +163,7 @@ TEST_CASE("stop reasons: the known ones, and an unknown one carried", "[a2a][sch
     CHECK(check(body(protocols::task_error, R"(,"error":"e","stop_reason":"tea_break")")));
 }
 
-TEST_CASE("identities are single subject tokens", "[a2a][schema]") {
+TEST_CASE("a2a.schema: identities are single subject tokens", "[a2a][schema]") {
     auto with_sender = [](std::string_view sender) {
         std::string text = body(protocols::discovery_request);
         const auto at = text.find(R"("sender":{"name":"caller"})");
@@ -188,7 +188,7 @@ TEST_CASE("identities are single subject tokens", "[a2a][schema]") {
     CHECK_FALSE(is_valid_identity(std::string(129, 'x')));
 }
 
-TEST_CASE("the request id's character set and length are constrained", "[a2a][schema]") {
+TEST_CASE("a2a.schema: the request id's character set and length are constrained", "[a2a][schema]") {
     auto with_request = [](std::string_view id) {
         std::string text = body(protocols::discovery_request);
         const auto at = text.find(R"("request":")") + 11;
@@ -209,7 +209,7 @@ TEST_CASE("the request id's character set and length are constrained", "[a2a][sc
     CHECK_FALSE(is_valid_request_id(std::string(65, 'a')));
 }
 
-TEST_CASE("field types: wrong types, null input, non-object schemas", "[a2a][schema]") {
+TEST_CASE("a2a.schema: field types: wrong types, null input, non-object schemas", "[a2a][schema]") {
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":"n","input":null)")));
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":"n","input":[1])")));
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":"n","input":"{}")")));
@@ -231,7 +231,7 @@ TEST_CASE("field types: wrong types, null input, non-object schemas", "[a2a][sch
     CHECK(bad_time.error().code == errc::invalid_field);
 }
 
-TEST_CASE("event blocks: six kinds, a fallback for unknown kinds, siblings refused", "[a2a][schema]") {
+TEST_CASE("a2a.schema: event blocks: six kinds, a fallback for unknown kinds, siblings refused", "[a2a][schema]") {
     auto event = [](std::string_view block_json) { return body(protocols::task_event, std::string(R"(,"block":)") + std::string(block_json)); };
     CHECK(check(event(R"({"type":"thinking","text":"t","signature":"s","provider":"p"})")));
     CHECK(check(event(R"({"type":"tool_call","id":"1","name":"n","input":{"a":1}})")));
@@ -255,7 +255,7 @@ TEST_CASE("event blocks: six kinds, a fallback for unknown kinds, siblings refus
     }
 }
 
-TEST_CASE("the schema files carry the note's $ids and compile as draft 7", "[a2a][schema]") {
+TEST_CASE("a2a.schema: the schema files carry the note's $ids and compile as draft 7", "[a2a][schema]") {
     const auto files = schema_files();
     REQUIRE(files.size() == 11);
     CHECK(files[0].name == "common.json");

@@ -157,6 +157,7 @@ struct server::impl {
 
     asio::awaitable<void> discovery_loop(server& s, intake& in);
     asio::awaitable<void> tool_loop(server& s, intake& in);
+    static asio::awaitable<void> run_call(server& s, admitted_call call, slot held, responder respond);
 };
 
 void server::impl::select(toolkit::tool_list tools) {
@@ -309,6 +310,11 @@ asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
             case toolkit::outcome::kind::json:
                 detail::append_ordered_value(out.output, *outcome.json());
                 break;
+            case toolkit::outcome::kind::content:
+                // The tool reply carries text: the content as a model would read it.
+                out.is_error = outcome.is_error();
+                out.output = outcome.render();
+                break;
             case toolkit::outcome::kind::error:
                 out.is_error = true;
                 out.output = outcome.error_message();
@@ -339,6 +345,13 @@ asio::awaitable<void> server::impl::discovery_loop(server& s, intake& in) {
     }
 }
 
+// One call's worker. A function rather than a lambda: a coroutine lambda's captures live
+// in the closure, which would die with the loop iteration that spawned the worker.
+asio::awaitable<void> server::impl::run_call(server& s, admitted_call call, slot held, responder respond) {
+    respond(co_await s.execute(std::move(call), held));
+    // `held` is released here, after the reply has gone out.
+}
+
 asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
     while (auto request = co_await in.next()) {
         auto verdict = s.admit(route::tool, request->body);
@@ -348,12 +361,8 @@ asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
         }
         // The slot is taken here, on the intake, before the worker starts: while every slot
         // is busy, the next request is not read.
-        auto held = co_await s.acquire();
-        auto worker = [&s](admitted_call call, slot held, responder respond) -> asio::awaitable<void> {
-            respond(co_await s.execute(std::move(call), held));
-            // `held` is released here, after the reply has gone out.
-        };
-        asio::co_spawn(executor, worker(std::get<admitted_call>(std::move(verdict)), std::move(held), std::move(request->respond)),
+        auto permit = co_await s.acquire();
+        asio::co_spawn(executor, run_call(s, std::get<admitted_call>(std::move(verdict)), std::move(permit), std::move(request->respond)),
                        [this](const std::exception_ptr& e) {
                            if (!e) return;
                            try {

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace fiskai::mcpserver {
 namespace {
 
@@ -72,12 +74,27 @@ std::string header(const http_request& req, std::string_view name) {
 
 bool has_header(const http_request& req, std::string_view name) { return req.find(name) != req.end(); }
 
-// Streams `out` as server-sent events until it finishes or the client goes away.
-// `keepalive` sends a comment line on an idle stream (zero: never).
+bool priming_wanted(const std::shared_ptr<session>& s) { return s && s->protocol_version >= "2025-11-25"; }
+
+// How long a client should wait before resuming a dropped stream (the SSE `retry` field).
+constexpr int retry_ms = 1000;
+// Events already written that are still kept, in case the connection dropped before the
+// client read them.
+constexpr std::size_t retained_after_delivery = 256;
+
+asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& text) {
+    stream.expires_after(write_timeout);
+    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(text)), tuple_awaitable);
+    co_return !ec;
+}
+
+// Streams `out` as server-sent events on this connection until the stream completes, the
+// server interrupts it, or the client goes away. Events written are kept for a while so a
+// client can resume with Last-Event-ID. `keepalive` sends a comment on an idle stream.
 asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_request& req,
                                          std::shared_ptr<outbound_stream> out,
-                                         std::chrono::steady_clock::duration keepalive,
-                                         const std::shared_ptr<session>& touch) {
+                                         std::chrono::steady_clock::duration keepalive, std::shared_ptr<session> s,
+                                         bool prime) {
     http::response<http::empty_body> res{http::status::ok, req.version()};
     res.set(http::field::content_type, "text/event-stream");
     res.set(http::field::cache_control, "no-cache");
@@ -86,22 +103,37 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
     res.chunked(true);
     http::response_serializer<http::empty_body> sr{res};
     stream.expires_after(write_timeout);
-    if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) {
-        out->close_dead();
+    if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) co_return false;
+    out->writer_attached = true;
+    // 2025-11-25: an event id and a retry time first, so a client whose connection drops
+    // before the answer knows where to resume and when.
+    if (prime && !co_await write_chunk(stream, fmt::format("id: {}\nretry: {}\ndata: \n\n", out->event_id(0), retry_ms))) {
+        out->writer_lost();
         co_return false;
     }
     for (;;) {
-        while (!out->queue.empty()) {
-            std::string event = "event: message\ndata: " + out->queue.front() + "\n\n";
-            out->queue.pop_front();
-            stream.expires_after(write_timeout);
-            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(event)), tuple_awaitable);
-            if (ec) {
-                out->close_dead();
+        for (const auto& ev : out->events) {
+            if (ev.seq <= out->delivered) continue;
+            if (!co_await write_chunk(stream,
+                                      fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(ev.seq), ev.data))) {
+                out->writer_lost();
                 co_return false;
             }
+            out->delivered = ev.seq;
         }
-        if (out->finished) break;
+        while (out->events.size() > retained_after_delivery && out->events.front().seq <= out->delivered) {
+            out->events.pop_front();
+        }
+        if (out->complete() || out->dead) break;
+        if (out->interrupt_requested) {
+            // End this response cleanly; the stream goes on and the client resumes it.
+            out->interrupt_requested = false;
+            out->writer_attached = false;
+            stream.expires_after(write_timeout);
+            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
+            stream.expires_never();
+            co_return !ec && req.keep_alive();
+        }
         stream.expires_never();
         if (keepalive.count() > 0) {
             out->wake.expires_after(keepalive);
@@ -109,18 +141,17 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
             out->wake.expires_at(asio::steady_timer::time_point::max());
         }
         auto [wait_ec] = co_await out->wake.async_wait(tuple_awaitable);
-        if (!wait_ec && out->queue.empty() && !out->finished) {
+        if (!wait_ec && !out->has_pending() && !out->finished && !out->interrupt_requested) {
             // Idle: a comment keeps intermediaries from timing out and reveals a dead client.
-            if (touch) touch->last_seen = std::chrono::steady_clock::now();
-            static const std::string comment = ": keepalive\n\n";
-            stream.expires_after(write_timeout);
-            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(comment)), tuple_awaitable);
-            if (ec) {
-                out->close_dead();
+            if (s) s->last_seen = std::chrono::steady_clock::now();
+            if (!co_await write_chunk(stream, ": keepalive\n\n")) {
+                out->writer_lost();
                 co_return false;
             }
         }
     }
+    out->writer_attached = false;
+    if (s && out->complete()) s->resumable.erase(out->stream_id);
     stream.expires_after(write_timeout);
     auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
     stream.expires_never();
@@ -130,7 +161,7 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
 asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr<server::impl> keep_impl,
                                              std::shared_ptr<session> s, rpc_request request,
                                              const http_request& req, beast::tcp_stream& stream) {
-    auto out = std::make_shared<outbound_stream>(impl.executor);
+    auto out = s->new_stream(impl.executor);
     impl.open_streams.push_back(out);
     auto call = std::make_shared<in_flight_call>();
     const auto key = id_key(request.id);
@@ -138,7 +169,7 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
     const json::value id = request.id;
 
     // The dispatch runs on its own: a client that disconnects does not cancel it (only
-    // notifications/cancelled does), and its messages are then dropped.
+    // notifications/cancelled does); its messages wait for a resumption, within bounds.
     asio::co_spawn(impl.executor, impl.dispatch_request(s, std::move(request), out),
                    asio::bind_cancellation_slot(
                        call->signal.slot(),
@@ -162,26 +193,27 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
                            }
                        }));
 
-    while (out->queue.empty() && !out->finished) {
+    while (!out->has_pending() && !out->finished) {
         out->wake.expires_at(asio::steady_timer::time_point::max());
         co_await out->wake.async_wait(tuple_awaitable);
     }
     if (out->finished && !out->sent_anything) {
-        if (out->queue.empty()) {
+        s->resumable.erase(out->stream_id);
+        if (out->events.empty()) {
             // Cancelled before anything was sent: an event stream with no events.
-            co_return co_await write_event_stream(stream, req, out, {}, nullptr);
+            co_return co_await write_event_stream(stream, req, out, {}, nullptr, false);
         }
         http::response<http::string_body> res{http::status::ok, req.version()};
         res.set(http::field::content_type, "application/json");
         res.set(http::field::cache_control, "no-store");
         res.keep_alive(req.keep_alive());
-        res.body() = std::move(out->queue.front());
-        out->queue.pop_front();
+        res.body() = std::move(out->events.front().data);
+        out->events.clear();
         co_return co_await write_response(stream, std::move(res));
     }
     // Something goes out before the result (progress, a log line, an elicitation
     // request): answer with an event stream.
-    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, nullptr);
+    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s, priming_wanted(s));
 }
 
 asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::impl> keep_impl, const http_request& req,
@@ -269,12 +301,28 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, be
         co_return co_await write_response(
             stream, refusal(req, http::status::not_found, "Not Found: unknown or ended session", -32001));
     }
+    // Last-Event-ID `<stream>-<seq>` resumes that stream after the event the client saw.
+    if (const auto last = header(req, "Last-Event-ID"); !last.empty()) {
+        const auto dash = last.rfind('-');
+        if (dash != std::string::npos) {
+            auto it = s->resumable.find(last.substr(0, dash));
+            std::uint64_t seen = 0;
+            const auto seq_text = std::string_view(last).substr(dash + 1);
+            const auto [p, ec] = std::from_chars(seq_text.data(), seq_text.data() + seq_text.size(), seen);
+            if (it != s->resumable.end() && ec == std::errc{} && p == seq_text.data() + seq_text.size() &&
+                !it->second->dead && !it->second->writer_attached) {
+                auto resumed = it->second;
+                resumed->delivered = std::min(seen, resumed->delivered);
+                co_return co_await write_event_stream(stream, req, resumed, impl.options.keepalive_interval, s, false);
+            }
+        }
+    }
     // One listening stream per session: a new GET replaces the old one.
     if (s->listening) s->listening->finish();
-    auto out = std::make_shared<outbound_stream>(impl.executor);
+    auto out = s->new_stream(impl.executor);
     s->listening = out;
     impl.open_streams.push_back(out);
-    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s);
+    co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s, priming_wanted(s));
 }
 
 asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {

@@ -209,6 +209,12 @@ json::object call_result(const toolkit::outcome& o) {
         case toolkit::outcome::kind::json:
             return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", o.render()}}}}};
         case toolkit::outcome::kind::error: return error_result(o.error_message());
+        case toolkit::outcome::kind::content: {
+            json::object r{{"content", *o.content()}};
+            if (o.structured()) r["structuredContent"] = *o.structured();
+            if (o.is_error()) r["isError"] = true;
+            return r;
+        }
     }
     return error_result(o.error_message());
 }

@@ -55,16 +55,25 @@ std::string id_key(const json::value& id) { return json::serialize(id); }
 
 void outbound_stream::push(const json::object& message) {
     if (dead || finished) return;
-    queue.push_back(json::serialize(message));
+    events.push_back({next_seq++, json::serialize(message)});
     sent_anything = true;
+    if (!writer_attached && events.size() > max_retained) abandon();
     wake.cancel();
 }
 
 void outbound_stream::finish(std::optional<json::object> final_message) {
     if (finished) return;
-    if (final_message && !dead) queue.push_back(json::serialize(*final_message));
+    if (final_message && !dead) events.push_back({next_seq++, json::serialize(*final_message)});
     finished = true;
     wake.cancel();
+}
+
+std::shared_ptr<outbound_stream> session::new_stream(asio::any_io_executor ex) {
+    auto st = std::make_shared<outbound_stream>(ex, std::to_string(next_stream++));
+    // Bounded: a session keeps at most 64 resumable streams, dropping the oldest.
+    while (resumable.size() >= 64) resumable.erase(resumable.begin());
+    resumable.emplace(st->stream_id, st);
+    return st;
 }
 
 void check_builtin_collisions(const toolkit::tool_list& commands, const toolkit::tool_list& builtins) {
@@ -152,7 +161,8 @@ void server::impl::end_session(const std::shared_ptr<session>& s) {
     s->ended = true;
     for (auto& [id, call] : s->in_flight) call->cancel();
     for (auto& [id, ch] : s->pending) ch->close();
-    if (s->listening) s->listening->close_dead();
+    if (s->listening) s->listening->abandon();
+    for (auto& [id, st] : s->resumable) st->abandon();
     sessions.erase(s->id);
 }
 
@@ -160,7 +170,8 @@ void server::impl::expire_idle_sessions() {
     const auto now = std::chrono::steady_clock::now();
     std::vector<std::shared_ptr<session>> idle;
     for (const auto& [id, s] : sessions) {
-        const bool busy = !s->in_flight.empty() || (s->listening && !s->listening->dead && !s->listening->finished);
+        const bool busy =
+            !s->in_flight.empty() || (s->listening && s->listening->writer_attached && !s->listening->finished);
         if (!busy && now - s->last_seen > options.session_idle_timeout) idle.push_back(s);
     }
     for (const auto& s : idle) {
@@ -180,12 +191,21 @@ json::object server::impl::initialize(session& s, const json::object& params) {
             s.client_name = n->get_string();
         }
     }
-    json::object result{
-        {"protocolVersion", s.protocol_version},
-        {"capabilities", json::object{{"logging", json::object{}}, {"tools", json::object{{"listChanged", false}}}}},
-        {"serverInfo", json::object{{"name", options.name}, {"version", options.version}}}};
+    json::object result{{"protocolVersion", s.protocol_version},
+                        {"capabilities", capabilities()},
+                        {"serverInfo", json::object{{"name", options.name}, {"version", options.version}}}};
     if (!options.instructions.empty()) result["instructions"] = options.instructions;
     return result;
+}
+
+json::object server::impl::capabilities() const {
+    json::object caps{{"logging", json::object{}}, {"tools", json::object{{"listChanged", false}}}};
+    if (!resources.empty() || !templates.empty()) {
+        caps["resources"] = json::object{{"subscribe", true}, {"listChanged", false}};
+    }
+    if (!prompts.empty()) caps["prompts"] = json::object{{"listChanged", false}};
+    if (completion) caps["completions"] = json::object{};
+    return caps;
 }
 
 json::object server::impl::list_tools(const json::object& params, bool& invalid_cursor) const {
@@ -219,6 +239,12 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
                                                        std::chrono::steady_clock::duration timeout) {
     co_await asio::this_coro::throw_if_cancelled(false);
     if (!out || out->dead) throw std::runtime_error("the client's stream for this request is closed");
+    if (!client_can_elicit_form(s->client_capabilities) && method == "elicitation/create") {
+        throw std::runtime_error("the client did not declare the elicitation capability");
+    }
+    if (method == "sampling/createMessage" && !s->client_capabilities.contains("sampling")) {
+        throw std::runtime_error("the client did not declare the sampling capability");
+    }
     // Ids are unique across the whole server, not only the session, so an answer can
     // never be matched to another session's question.
     const json::value id = static_cast<std::int64_t>(next_server_request_id++);
@@ -340,9 +366,13 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     call_opts.on_log = [this, s, out](std::string_view level, std::string_view text) {
         send_log(*s, out, parse_log_level(level).value_or(log_level::info), text);
     };
+    call_opts.client_request = [this, s, out](std::string method, json::object request_params) {
+        return ask_client(s, out, std::move(method), std::move(request_params), options.elicitation_timeout);
+    };
+    call_opts.interrupt_stream = [out] { out->interrupt(); };
 
     toolkit::outcome result = toolkit::outcome::failure("not run");
-    if (progress_token) {
+    if (progress_token && t->kind() == toolkit::tool_kind::command) {
         // A heartbeat while the command runs: clients reset their request timeouts on
         // progress, and a person sees the call is alive.
         auto ticker = [&]() -> asio::awaitable<void> {
@@ -357,6 +387,15 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         };
         auto both = co_await (t->call(arguments, call_opts) || ticker());
         if (both.index() == 0) result = std::get<0>(std::move(both));
+    } else if (progress_token) {
+        // An in-process tool reports its own progress through on_progress.
+        call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
+            json::object p{{"progressToken", token}, {"progress", u.progress}};
+            if (u.total) p["total"] = *u.total;
+            if (!u.message.empty()) p["message"] = u.message;
+            out->push(make_notification("notifications/progress", std::move(p)));
+        };
+        result = co_await t->call(arguments, call_opts);
     } else {
         result = co_await t->call(arguments, call_opts);
     }
@@ -395,6 +434,9 @@ asio::awaitable<std::optional<json::object>> server::impl::dispatch_request(std:
         auto result = co_await call_tool(s, request.id, request.params, out);
         co_return make_result(request.id, std::move(result));
     }
+    bool handled = false;
+    auto extension = co_await dispatch_extension(s, request, handled);
+    if (handled) co_return extension;
     co_return make_error(request.id, rpc_error::method_not_found, fmt::format("Method not found: {}", m));
 }
 
@@ -441,6 +483,19 @@ void server::impl::handle_response(const std::shared_ptr<session>& s, rpc_respon
         response["result"] = r.result ? *r.result : json::value(nullptr);
     }
     it->second->try_send(boost::system::error_code{}, std::move(response));
+}
+
+void server::add_resource(resource r) { impl_->resources.push_back(std::move(r)); }
+void server::add_resource_template(resource_template t) { impl_->templates.push_back(std::move(t)); }
+void server::add_prompt(prompt p) { impl_->prompts.push_back(std::move(p)); }
+void server::set_completion_handler(completion_handler h) { impl_->completion = std::move(h); }
+
+void server::notify_resource_updated(const std::string& uri) {
+    for (auto& [id, s] : impl_->sessions) {
+        if (s->subscriptions.contains(uri) && s->listening) {
+            s->listening->push(make_notification("notifications/resources/updated", json::object{{"uri", uri}}));
+        }
+    }
 }
 
 server::server(asio::any_io_executor ex, server_options options, toolkit::tool_list commands,

@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,24 +21,56 @@
 namespace fiskai::mcpserver {
 
 // One outgoing stream of JSON-RPC messages: the SSE response to one POST, or a session's
-// listening GET stream. Producers push; the HTTP writer drains. A push never blocks, so
-// a dispatcher is never held up by a slow or vanished client.
+// listening GET stream. Producers push; an HTTP writer drains. A push never blocks, so a
+// dispatcher is never held up by a slow or vanished client.
+//
+// Every event has an id `<stream>-<seq>`. Events are kept until the stream has finished
+// and its last event was written, so when the connection drops (or the server drops it
+// on purpose, interrupt()) the client can resume with GET and Last-Event-ID and get
+// every event after the one it saw. Memory is bounded: past max_retained events with no
+// writer attached, the stream is abandoned.
 struct outbound_stream {
-    explicit outbound_stream(boost::asio::any_io_executor ex) : wake(ex) {
+    static constexpr std::size_t max_retained = 10000;
+
+    struct event {
+        std::uint64_t seq;
+        std::string data;
+    };
+
+    outbound_stream(boost::asio::any_io_executor ex, std::string id) : stream_id(std::move(id)), wake(ex) {
         wake.expires_at(boost::asio::steady_timer::time_point::max());
     }
     void push(const boost::json::object& message);
     void finish(std::optional<boost::json::object> final_message = std::nullopt);
-    void close_dead() {  // the client is gone: drop what is queued and what comes later
+    // The writer's connection is gone: keep events for a resumption.
+    void writer_lost() {
+        writer_attached = false;
+        if (events.size() > max_retained) abandon();
+    }
+    // Nobody will ever read this stream: drop everything.
+    void abandon() {
         dead = true;
-        queue.clear();
+        events.clear();
         wake.cancel();
     }
+    // Asks the writer to end the HTTP response now without ending the stream.
+    void interrupt() {
+        interrupt_requested = true;
+        wake.cancel();
+    }
+    [[nodiscard]] bool has_pending() const { return !events.empty() && events.back().seq > delivered; }
+    [[nodiscard]] bool complete() const { return finished && !has_pending(); }
+    [[nodiscard]] std::string event_id(std::uint64_t seq) const { return stream_id + "-" + std::to_string(seq); }
 
-    std::deque<std::string> queue;
-    bool finished = false;  // the last message has been queued
-    bool dead = false;      // the writer is gone; pushes are dropped
-    bool sent_anything = false;
+    std::string stream_id;
+    std::deque<event> events;
+    std::uint64_t next_seq = 1;
+    std::uint64_t delivered = 0;    // the last seq written to a connection
+    bool finished = false;          // the last message has been queued
+    bool dead = false;              // abandoned: pushes are dropped
+    bool sent_anything = false;     // something other than the final message was pushed
+    bool writer_attached = false;
+    bool interrupt_requested = false;
     boost::asio::steady_timer wake;
 };
 
@@ -68,6 +101,11 @@ struct session {
     // Server-to-client requests waiting for the client's answer, keyed by id text.
     std::map<std::string, std::shared_ptr<response_channel>> pending;
     std::shared_ptr<outbound_stream> listening;  // the GET stream, when open
+    // Streams a client may resume, by stream id; bounded, oldest dropped first.
+    std::map<std::string, std::shared_ptr<outbound_stream>> resumable;
+    std::uint64_t next_stream = 1;
+    std::set<std::string> subscriptions;  // resource URIs
+    std::shared_ptr<outbound_stream> new_stream(boost::asio::any_io_executor ex);
 };
 
 struct server::impl : std::enable_shared_from_this<server::impl> {
@@ -99,6 +137,9 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
                                                           boost::json::object params,
                                                           std::shared_ptr<outbound_stream> out);
     boost::json::object list_tools(const boost::json::object& params, bool& invalid_cursor) const;
+    boost::asio::awaitable<boost::json::object> dispatch_extension(std::shared_ptr<session> s, const rpc_request& request,
+                                                                   bool& handled);
+    boost::json::object capabilities() const;
 
     // Sends a request to the client on `out` and waits for its answer (or the timeout).
     // Throws std::runtime_error with the reason when no usable answer comes.
@@ -120,6 +161,11 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     bool stopping = false;
     // Streams held open (GETs and POST SSE responses), closed on shutdown.
     std::vector<std::weak_ptr<outbound_stream>> open_streams;
+
+    std::vector<resource> resources;
+    std::vector<resource_template> templates;
+    std::vector<prompt> prompts;
+    completion_handler completion;
 };
 
 // JSON text of an id, the key for the in-flight and pending maps.

@@ -48,11 +48,29 @@ outcome outcome::failure(std::string message) {
     return o;
 }
 
+outcome outcome::from_content(boost::json::array blocks, std::optional<boost::json::object> structured, bool is_error) {
+    outcome o;
+    o.kind_ = kind::content;
+    o.content_ = std::move(blocks);
+    o.structured_ = std::move(structured);
+    o.content_error_ = is_error;
+    return o;
+}
+
 std::string outcome::render() const {
     switch (kind_) {
         case kind::command: return to_json(*command_);
         case kind::json: return go_json(json_);
         case kind::error: return error_;
+        case kind::content: {
+            std::string text;
+            for (const auto& block : content_) {
+                if (!text.empty()) text += "\n";
+                const auto* t = block.is_object() ? block.get_object().if_contains("text") : nullptr;
+                text += t && t->is_string() ? std::string(t->get_string()) : go_json(block);
+            }
+            return text;
+        }
     }
     return error_;
 }

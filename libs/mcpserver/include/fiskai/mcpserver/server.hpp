@@ -8,6 +8,9 @@
 #include <fiskai/toolkit/tool.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -54,6 +57,48 @@ struct server_options {
     std::function<void(log_level, std::string_view)> log;
 };
 
+// A resource a client can list and read. `read` returns the `contents` array of a
+// ReadResourceResult (each item {uri, mimeType?, text | blob}).
+struct resource {
+    std::string uri;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    std::function<boost::asio::awaitable<boost::json::array>(std::string uri)> read;
+};
+
+// A parameterised resource (RFC 6570 level 1: `{name}` segments). `read` gets the
+// concrete URI and the values of the template's variables.
+struct resource_template {
+    std::string uri_template;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    std::function<boost::asio::awaitable<boost::json::array>(std::string uri, boost::json::object variables)> read;
+};
+
+struct prompt_argument {
+    std::string name;
+    std::string description;
+    bool required = false;
+};
+
+// A prompt template. `get` returns a GetPromptResult ({description?, messages}).
+struct prompt {
+    std::string name;
+    std::string title;
+    std::string description;
+    std::vector<prompt_argument> arguments;
+    std::function<boost::asio::awaitable<boost::json::object>(boost::json::object arguments)> get;
+};
+
+// completion/complete: gets `ref` and `argument` (and `context` when sent) and returns
+// the `completion` object ({values, total?, hasMore?}).
+using completion_handler = std::function<boost::asio::awaitable<boost::json::object>(
+    boost::json::object ref, boost::json::object argument, boost::json::object context)>;
+
 // What registration kept and why it skipped anything.
 struct registration {
     std::vector<std::string> served;    // tool names in registration order
@@ -79,6 +124,16 @@ public:
     server& operator=(const server&) = delete;
 
     [[nodiscard]] const registration& registered() const noexcept;
+
+    // Resources, prompts and completion, for embedders that serve more than tools. Add them
+    // before the first client connects: capabilities are announced at initialize.
+    void add_resource(resource r);
+    void add_resource_template(resource_template t);
+    void add_prompt(prompt p);
+    void set_completion_handler(completion_handler h);
+    // Tells every session subscribed to `uri` that it changed (notifications/resources/updated
+    // on its listening stream).
+    void notify_resource_updated(const std::string& uri);
     [[nodiscard]] const server_options& options() const noexcept;
 
     // Cancels running calls (killing their process groups) and closes every held-open

@@ -1,6 +1,8 @@
 #pragma once
 // The result of one tool call, as every surface renders it.
 
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <optional>
@@ -26,7 +28,7 @@ struct command_result {
 
 class outcome {
 public:
-    enum class kind { command, json, error };
+    enum class kind { command, json, content, error };
 
     // A command ran; any exit code, including non-zero, is a normal result.
     static outcome from_command(command_result r);
@@ -34,14 +36,21 @@ public:
     static outcome from_json(boost::json::value v);
     // The tool could not do its work (bad arguments, no start, timeout, denied).
     static outcome failure(std::string message);
+    // Rich content for surfaces that carry it (MCP content blocks: text, image, audio,
+    // resource), with optional structured data; `is_error` marks a tool-level failure.
+    static outcome from_content(boost::json::array blocks, std::optional<boost::json::object> structured = std::nullopt,
+                                bool is_error = false);
 
     [[nodiscard]] kind type() const noexcept { return kind_; }
-    [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error; }
+    [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error || content_error_; }
     [[nodiscard]] const command_result* command() const noexcept { return command_ ? &*command_ : nullptr; }
     [[nodiscard]] const boost::json::value* json() const noexcept { return kind_ == kind::json ? &json_ : nullptr; }
     [[nodiscard]] const std::string& error_message() const noexcept { return error_; }
+    [[nodiscard]] const boost::json::array* content() const noexcept { return kind_ == kind::content ? &content_ : nullptr; }
+    [[nodiscard]] const boost::json::object* structured() const noexcept { return structured_ ? &*structured_ : nullptr; }
 
-    // The text a model sees: the envelope JSON, the verbatim JSON, or the error message.
+    // The text a model sees: the envelope JSON, the verbatim JSON, the error message, or
+    // for content the text blocks joined (other blocks as their JSON).
     [[nodiscard]] std::string render() const;
 
 private:
@@ -49,6 +58,9 @@ private:
     std::optional<command_result> command_;
     boost::json::value json_;
     std::string error_;
+    boost::json::array content_;
+    std::optional<boost::json::object> structured_;
+    bool content_error_ = false;
 };
 
 }  // namespace fiskai::toolkit

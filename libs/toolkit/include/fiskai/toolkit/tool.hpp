@@ -6,6 +6,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/fwd.hpp>
+#include <boost/json/object.hpp>
 
 #include <chrono>
 #include <functional>
@@ -60,6 +61,14 @@ struct call_options {
     std::function<void(const progress_update&)> on_progress;
     // A log line from inside the tool: level name (`info`, `warning`, ...) and text.
     std::function<void(std::string_view level, std::string_view text)> on_log;
+    // Sends a request to the caller's client and waits for its result (over MCP:
+    // `sampling/createMessage`, `elicitation/create`). Throws std::runtime_error when the
+    // client cannot or does not answer. Empty when the surface has no client to ask.
+    std::function<boost::asio::awaitable<boost::json::object>(std::string method, boost::json::object params)>
+        client_request;
+    // Drops the connection carrying this call's messages without ending the call; the
+    // client resumes the stream (MCP: GET with Last-Event-ID). Empty when unsupported.
+    std::function<void()> interrupt_stream;
 };
 
 enum class tool_kind { command, builtin, function, remote };

@@ -1,0 +1,28 @@
+// fisk-ai-a2a: operator tools for fisk-ai's agent-to-agent protocol.
+
+#include "commands.hpp"
+
+#include <fmt/core.h>
+
+#include <exception>
+#include <vector>
+
+int main(int argc, char** argv) {
+    namespace app = fiskai::a2a::app;
+    CLI::App cli("Operator tools for fisk-ai's agent-to-agent (a2a) protocol", "fisk-ai-a2a");
+    cli.require_subcommand(1);
+
+    const std::vector<app::subcommand> commands = {
+        app::add_check_command(cli),
+    };
+
+    CLI11_PARSE(cli, argc, argv);
+    try {
+        for (const auto& c : commands) {
+            if (c.cli->parsed()) return c.run();
+        }
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "fisk-ai-a2a: {}\n", e.what());
+    }
+    return app::exit_failure;
+}
