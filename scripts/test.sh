@@ -12,6 +12,8 @@ presets=("$@")
 bash scripts/setup-debian.sh
 # The interop peers (the official MCP TypeScript SDK), pinned by the lockfile.
 npm ci --prefix tests/interop --no-audit --no-fund --loglevel=error
+# The official MCP conformance suite and the Node 22 binary it needs.
+npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error
 
 for preset in "${presets[@]}"; do
   echo "== preset ${preset}: configure and build"

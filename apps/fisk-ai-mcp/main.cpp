@@ -185,14 +185,7 @@ int run_serve(const serve_options& o) {
     const auto bound = lst.local_endpoint();
     const auto bound_host = bound.address().to_string();
 
-    std::string banner = fmt::format("Serving {} tools over MCP on {} as {}/{}\n", reg.served.size(),
-                                     mcpserver::endpoint_url(bound_host, bound.port(), "/mcp"), so.name, so.version);
-    for (const auto& name : reg.served) banner += fmt::format("  {}\n", name);
-    banner += fmt::format("\nAdd to Claude Code with:\n  {}\n",
-                          mcpserver::claude_add_hint(so.name, bound_host, bound.port(), "/mcp"));
-    fmt::print(stderr, "{}", banner);
-    std::fflush(stderr);
-
+    // Installed before the banner, so a signal sent as soon as it appears is handled.
     // First signal: stop accepting, cancel held-open streams and running calls, finish
     // within the grace period. Second signal: exit at once.
     boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
@@ -208,6 +201,14 @@ int run_serve(const serve_options& o) {
             signals.async_wait(on_signal);
         };
     signals.async_wait(on_signal);
+
+    std::string banner = fmt::format("Serving {} tools over MCP on {} as {}/{}\n", reg.served.size(),
+                                     mcpserver::endpoint_url(bound_host, bound.port(), "/mcp"), so.name, so.version);
+    for (const auto& name : reg.served) banner += fmt::format("  {}\n", name);
+    banner += fmt::format("\nAdd to Claude Code with:\n  {}\n",
+                          mcpserver::claude_add_hint(so.name, bound_host, bound.port(), "/mcp"));
+    fmt::print(stderr, "{}", banner);
+    std::fflush(stderr);
 
     bool finished = false;
     boost::asio::co_spawn(ioc, lst.run(), [&](std::exception_ptr) {

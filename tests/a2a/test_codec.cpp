@@ -4,6 +4,7 @@
 #include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/ids.hpp>
 #include <fiskai/a2a/stamp.hpp>
+#include <fiskai/a2a/validator.hpp>
 
 #include "support.hpp"
 
@@ -117,6 +118,10 @@ TEST_CASE("a2a.codec: every message type survives encode and decode as its own t
         CHECK(back->index() == m.index());
         CHECK(*back == m);
         CHECK(encoded(*back) == text);
+        // Fully populated, every type validates against its schema.
+        const auto checked = default_validator().check(text, protocol_of(m));
+        REQUIRE(checked);
+        CHECK(*checked == m);
     }
 }
 

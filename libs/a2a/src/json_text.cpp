@@ -266,10 +266,9 @@ std::size_t skip_space(std::string_view s, std::size_t i) noexcept {
 std::size_t skip_string(std::string_view s, std::size_t i) noexcept {
     ++i;  // the opening quote
     while (i < s.size()) {
-        const std::size_t j = s.find_first_of("\"\\", i);
-        if (j == std::string_view::npos) return s.size();
-        if (s[j] == '"') return j + 1;
-        i = j + 2;  // a backslash and the character it escapes
+        const char c = s[i];
+        if (c == '"') return i + 1;
+        i += c == '\\' ? 2 : 1;  // a backslash and the character it escapes
     }
     return s.size();
 }

@@ -61,7 +61,11 @@ struct detail::memory_state {
         std::lock_guard lock(mutex);
         if (--box->listeners != 0) return;
         boxes.erase(address);
-        asio::post(executor, [box] { box->channel.close(); });
+        asio::post(executor, [box] {
+            box->channel.reset();  // drops what is queued: each responder answers with a 500
+            box->channel.close();
+            box->queued = 0;
+        });
     }
 };
 

@@ -112,6 +112,15 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
         co_return false;
     }
     for (;;) {
+        if (out->interrupt_requested) {
+            // End this response cleanly; the stream goes on and the client resumes it.
+            out->interrupt_requested = false;
+            out->writer_attached = false;
+            stream.expires_after(write_timeout);
+            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
+            stream.expires_never();
+            co_return !ec && req.keep_alive();
+        }
         for (const auto& ev : out->events) {
             if (ev.seq <= out->delivered) continue;
             if (!co_await write_chunk(stream,
@@ -125,15 +134,6 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
             out->events.pop_front();
         }
         if (out->complete() || out->dead) break;
-        if (out->interrupt_requested) {
-            // End this response cleanly; the stream goes on and the client resumes it.
-            out->interrupt_requested = false;
-            out->writer_attached = false;
-            stream.expires_after(write_timeout);
-            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
-            stream.expires_never();
-            co_return !ec && req.keep_alive();
-        }
         stream.expires_never();
         if (keepalive.count() > 0) {
             out->wake.expires_after(keepalive);
@@ -193,11 +193,13 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
                            }
                        }));
 
-    while (!out->has_pending() && !out->finished) {
+    while (!out->has_pending() && !out->finished && !out->interrupt_requested) {
         out->wake.expires_at(asio::steady_timer::time_point::max());
         co_await out->wake.async_wait(tuple_awaitable);
     }
-    if (out->finished && !out->sent_anything) {
+    // An interrupted call needs an event stream even if it has sent nothing yet: the
+    // client resumes from the priming event's id.
+    if (out->finished && !out->sent_anything && !out->interrupt_requested) {
         s->resumable.erase(out->stream_id);
         if (out->events.empty()) {
             // Cancelled before anything was sent: an event stream with no events.

@@ -6,6 +6,7 @@
 #include <fiskai/toolkit/argv.hpp>
 #include <fiskai/toolkit/go_json.hpp>
 #include <fiskai/toolkit/prompter.hpp>
+#include <fiskai/toolkit/schema_validator.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -113,6 +114,19 @@ void server::impl::register_tools(const toolkit::tool_list& commands, const tool
             report.warnings.push_back(
                 fmt::format("skipping {} {}: a tool registered earlier already exposes that name", kind, quoted));
             return;
+        }
+        // Say now which keywords of its schema go unchecked, rather than ignore them silently.
+        try {
+            const toolkit::schema_validator check(t->input_schema());
+            if (!check.unenforced_keywords().empty()) {
+                std::string list;
+                for (const auto& k : check.unenforced_keywords()) list += (list.empty() ? "" : ", ") + k;
+                report.warnings.push_back(fmt::format(
+                    "{} {}: its input schema uses keywords this server passes on but does not enforce: {}", kind,
+                    quoted, list));
+            }
+        } catch (const std::exception& e) {
+            report.warnings.push_back(fmt::format("{} {}: {}", kind, quoted, e.what()));
         }
         by_name.emplace(t->name(), t);
         tools.push_back(t);

@@ -120,6 +120,58 @@ using rpc_message = std::variant<rpc_request, rpc_notification, rpc_response, rp
 [[nodiscard]] std::string approval_failed_text(std::string_view command_line, std::string_view error);
 [[nodiscard]] std::string cannot_elicit_text(std::string_view command_line);
 
+// --- elicitation forms ----------------------------------------------------------------
+
+// Builds the requestedSchema of a form elicitation: a flat object of primitive fields, in
+// the shapes of MCP 2025-11-25 (including the titled and multi-select enums of SEP-1330
+// and defaults of SEP-1034).
+class elicitation_form {
+public:
+    struct option {
+        std::string value;
+        std::string title;
+    };
+
+    elicitation_form& text(std::string name, std::string description, bool required = false,
+                           std::optional<std::string> default_value = std::nullopt, std::string format = {});
+    elicitation_form& integer(std::string name, std::string description, bool required = false,
+                              std::optional<std::int64_t> default_value = std::nullopt);
+    elicitation_form& number(std::string name, std::string description, bool required = false,
+                             std::optional<double> default_value = std::nullopt);
+    elicitation_form& boolean(std::string name, std::string description, bool required = false,
+                              std::optional<bool> default_value = std::nullopt);
+    // Single choice by value: {type: string, enum: [...]}.
+    elicitation_form& choice(std::string name, std::string description, std::vector<std::string> values,
+                             bool required = false, std::optional<std::string> default_value = std::nullopt);
+    // Single choice with titles: {type: string, oneOf: [{const, title}...]}.
+    elicitation_form& titled_choice(std::string name, std::string description, std::vector<option> options,
+                                    bool required = false);
+    // The deprecated titled form some clients still expect: enum plus enumNames.
+    elicitation_form& legacy_titled_choice(std::string name, std::string description, std::vector<option> options,
+                                           bool required = false);
+    // Several choices: {type: array, items: {type: string, enum: [...]}}.
+    elicitation_form& multi_choice(std::string name, std::string description, std::vector<std::string> values,
+                                   bool required = false);
+    // Several choices with titles: {type: array, items: {anyOf: [{const, title}...]}}.
+    elicitation_form& titled_multi_choice(std::string name, std::string description, std::vector<option> options,
+                                          bool required = false);
+
+    [[nodiscard]] boost::json::object schema() const;
+
+private:
+    elicitation_form& add(std::string name, boost::json::object property, bool required);
+    boost::json::object properties_;
+    std::vector<std::string> required_;
+};
+
+// elicitation/create params for a form.
+[[nodiscard]] boost::json::object form_elicitation(std::string message, const elicitation_form& form);
+
+// Checks an ElicitResult against the schema it answers: nullopt when the action is
+// known and, for accept, the content satisfies the schema; else what is wrong.
+[[nodiscard]] std::optional<std::string> check_elicitation_result(const boost::json::object& requested_schema,
+                                                                  const boost::json::value& result);
+
 // --- logging -------------------------------------------------------------------------
 
 enum class log_level { debug, info, notice, warning, error, critical, alert, emergency };
