@@ -2,6 +2,7 @@
 // derivation, argument validation, execution, caps, timeouts and process groups.
 
 #include "async_test.hpp"
+#include "process_probe.hpp"
 
 #include <fiskai/toolkit/application.hpp>
 #include <fiskai/toolkit/command_tool.hpp>
@@ -19,6 +20,7 @@
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
 using fiskai::test::run_awaitable;
+using fiskai::test::process_gone;
 using fiskai::test::wait_until;
 namespace json = boost::json;
 namespace fs = std::filesystem;
@@ -61,14 +63,6 @@ outcome call(const tool_ptr& t, const std::string& args, std::chrono::steady_clo
     call_options o;
     o.timeout = timeout;
     return run_awaitable(t->call(json::parse(args), o));
-}
-
-bool process_gone(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return true;
-    std::string content((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = content.rfind(')');
-    return close != std::string::npos && content.size() > close + 2 && content[close + 2] == 'Z';
 }
 
 std::string introspect_error(const std::string& mode, std::chrono::steady_clock::duration timeout = 30s) {

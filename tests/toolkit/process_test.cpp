@@ -1,4 +1,5 @@
 #include "async_test.hpp"
+#include "process_probe.hpp"
 
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
@@ -21,6 +22,7 @@
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
 using fiskai::test::run_awaitable;
+using fiskai::test::process_gone;
 using fiskai::test::wait_until;
 
 namespace {
@@ -32,15 +34,6 @@ process_spec shell(const std::string& script, std::chrono::steady_clock::duratio
     s.environment = scrubbed_environment();
     s.timeout = timeout;
     return s;
-}
-
-// A process that is gone or a zombie waiting for its reaper no longer runs anything.
-bool process_gone(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return true;
-    std::string content((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = content.rfind(')');
-    return close != std::string::npos && content.size() > close + 2 && content[close + 2] == 'Z';
 }
 
 pid_t read_pid(const std::filesystem::path& p) {

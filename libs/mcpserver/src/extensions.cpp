@@ -44,27 +44,6 @@ std::string string_param(const json::object& params, std::string_view key) {
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-template <typename T>
-json::object paged(const std::vector<T>& items, const json::object& params, std::size_t page_size,
-                   std::string_view key, bool& invalid, auto&& describe) {
-    std::size_t offset = 0;
-    if (const auto* c = params.if_contains("cursor"); c && !c->is_null()) {
-        const auto decoded = c->is_string() ? decode_cursor(c->get_string()) : std::nullopt;
-        if (!decoded || *decoded > items.size()) {
-            invalid = true;
-            return {};
-        }
-        offset = *decoded;
-    }
-    const std::size_t page = page_size == 0 ? items.size() : page_size;
-    const std::size_t end = std::min(items.size(), offset + page);
-    json::array list;
-    for (std::size_t i = offset; i < end; ++i) list.push_back(describe(items[i]));
-    json::object result{{key, std::move(list)}};
-    if (end < items.size()) result["nextCursor"] = encode_cursor(end);
-    return result;
-}
-
 // Built outside the coroutine: g++ 12 miscompiles braced initialisers holding string
 // literals inside coroutine bodies ("array used as initializer").
 json::object keyed(std::string_view key, json::value v) {

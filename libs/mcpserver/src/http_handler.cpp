@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <variant>
 
 namespace fiskai::mcpserver {
 namespace {
@@ -73,6 +74,20 @@ std::string header(const http_request& req, std::string_view name) {
 }
 
 bool has_header(const http_request& req, std::string_view name) { return req.find(name) != req.end(); }
+
+// The live session a request names, or the refusal to send instead: 400 without the
+// header, 404 for an unknown or ended session (the client then starts over).
+std::variant<std::shared_ptr<session>, http::response<http::string_body>> lookup_session(server::impl& impl,
+                                                                                       const http_request& req) {
+    const auto session_id = header(req, "Mcp-Session-Id");
+    if (session_id.empty()) {
+        return refusal(req, http::status::bad_request,
+                       "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session");
+    }
+    if (auto s = impl.find_session(session_id)) return s;
+    return refusal(req, http::status::not_found, "Not Found: unknown or ended session; send initialize to open a new one",
+                   -32001);
+}
 
 bool priming_wanted(const std::shared_ptr<session>& s) { return s && s->protocol_version >= "2025-11-25"; }
 
@@ -257,18 +272,9 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
         co_return co_await write_response(stream, std::move(res));
     }
 
-    const auto session_id = header(req, "Mcp-Session-Id");
-    if (session_id.empty()) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::bad_request,
-                            "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session"));
-    }
-    auto s = impl.find_session(session_id);
-    if (!s) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::not_found,
-                            "Not Found: unknown or ended session; send initialize to open a new one", -32001));
-    }
+    auto found = lookup_session(impl, req);
+    if (auto* refused = std::get_if<1>(&found)) co_return co_await write_response(stream, std::move(*refused));
+    auto s = std::get<0>(std::move(found));
 
     if (auto* n = std::get_if<rpc_notification>(&message)) {
         impl.handle_notification(s, *n);
@@ -293,16 +299,9 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, be
         co_return co_await write_response(
             stream, refusal(req, http::status::not_acceptable, "Not Acceptable: Client must accept text/event-stream"));
     }
-    const auto session_id = header(req, "Mcp-Session-Id");
-    if (session_id.empty()) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::bad_request, "Bad Request: Mcp-Session-Id header is required"));
-    }
-    auto s = impl.find_session(session_id);
-    if (!s) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::not_found, "Not Found: unknown or ended session", -32001));
-    }
+    auto found = lookup_session(impl, req);
+    if (auto* refused = std::get_if<1>(&found)) co_return co_await write_response(stream, std::move(*refused));
+    auto s = std::get<0>(std::move(found));
     // Last-Event-ID `<stream>-<seq>` resumes that stream after the event the client saw.
     if (const auto last = header(req, "Last-Event-ID"); !last.empty()) {
         const auto dash = last.rfind('-');
@@ -328,15 +327,9 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, be
 }
 
 asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {
-    const auto session_id = header(req, "Mcp-Session-Id");
-    if (session_id.empty()) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::bad_request, "Bad Request: Mcp-Session-Id header is required"));
-    }
-    auto s = impl.find_session(session_id);
-    if (!s) {
-        co_return co_await write_response(stream, refusal(req, http::status::not_found, "Not Found: unknown or ended session", -32001));
-    }
+    auto found = lookup_session(impl, req);
+    if (auto* refused = std::get_if<1>(&found)) co_return co_await write_response(stream, std::move(*refused));
+    auto s = std::get<0>(std::move(found));
     impl.end_session(s);
     co_return co_await write_response(stream, empty_response(req, http::status::no_content));
 }

@@ -223,22 +223,8 @@ json::object server::impl::capabilities() const {
 }
 
 json::object server::impl::list_tools(const json::object& params, bool& invalid_cursor) const {
-    std::size_t offset = 0;
-    if (const auto* c = params.if_contains("cursor"); c && !c->is_null()) {
-        const auto decoded = c->is_string() ? decode_cursor(c->get_string()) : std::nullopt;
-        if (!decoded || *decoded > tools.size()) {
-            invalid_cursor = true;
-            return {};
-        }
-        offset = *decoded;
-    }
-    const std::size_t page = options.page_size == 0 ? tools.size() : options.page_size;
-    json::array list;
-    const std::size_t end = std::min(tools.size(), offset + page);
-    for (std::size_t i = offset; i < end; ++i) list.push_back(tool_descriptor(*tools[i]));
-    json::object result{{"tools", std::move(list)}};
-    if (end < tools.size()) result["nextCursor"] = encode_cursor(end);
-    return result;
+    return paged(tools, params, options.page_size, "tools", invalid_cursor,
+                 [](const toolkit::tool_ptr& t) { return tool_descriptor(*t); });
 }
 
 void server::impl::send_log(session& s, const std::shared_ptr<outbound_stream>& out, log_level level,

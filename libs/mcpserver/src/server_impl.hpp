@@ -8,6 +8,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/experimental/channel.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <deque>
@@ -170,5 +171,29 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
 
 // JSON text of an id, the key for the in-flight and pending maps.
 std::string id_key(const boost::json::value& id);
+
+// One page of a list method's result (`key` holds the items, `nextCursor` follows when
+// more remain). Sets `invalid` for a cursor that is not one of ours.
+template <typename T>
+boost::json::object paged(const std::vector<T>& items, const boost::json::object& params, std::size_t page_size,
+                   std::string_view key, bool& invalid, auto&& describe) {
+    std::size_t offset = 0;
+    if (const auto* c = params.if_contains("cursor"); c && !c->is_null()) {
+        const auto decoded = c->is_string() ? decode_cursor(c->get_string()) : std::nullopt;
+        if (!decoded || *decoded > items.size()) {
+            invalid = true;
+            return {};
+        }
+        offset = *decoded;
+    }
+    const std::size_t page = page_size == 0 ? items.size() : page_size;
+    const std::size_t end = std::min(items.size(), offset + page);
+    boost::json::array list;
+    for (std::size_t i = offset; i < end; ++i) list.push_back(describe(items[i]));
+    boost::json::object result{{key, std::move(list)}};
+    if (end < items.size()) result["nextCursor"] = encode_cursor(end);
+    return result;
+}
+
 
 }  // namespace fiskai::mcpserver

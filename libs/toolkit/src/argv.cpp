@@ -14,20 +14,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string kind_name(const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null: return "null";
-        case json::kind::bool_: return "boolean";
-        case json::kind::int64:
-        case json::kind::uint64:
-        case json::kind::double_: return "number";
-        case json::kind::string: return "string";
-        case json::kind::array: return "array";
-        case json::kind::object: return "object";
-    }
-    return "unknown";
-}
-
 // Go's strconv.ParseBool true spellings.
 bool parses_true(std::string_view s) {
     return s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True";
@@ -47,7 +33,7 @@ std::string scalar_text(const json::value& v) {
         }
         case json::kind::bool_: return v.get_bool() ? "true" : "false";
         case json::kind::null: return {};
-        default: throw argv_error(fmt::format("unsupported value type {}", kind_name(v)));
+        default: throw argv_error(fmt::format("unsupported value type {}", json_kind_name(v)));
     }
 }
 
@@ -60,7 +46,7 @@ struct render_target {
 
 void render_flag(const fisk_flag& f, const json::value& v, std::vector<std::string>& out) {
     if (f.boolean) {
-        if (!v.is_bool()) throw argv_error(fmt::format("flag {}: expected boolean, got {}", go_quote(f.name), kind_name(v)));
+        if (!v.is_bool()) throw argv_error(fmt::format("flag {}: expected boolean, got {}", go_quote(f.name), json_kind_name(v)));
         if (v.get_bool()) {
             out.push_back("--" + f.name);
         } else if (f.negatable) {
@@ -154,7 +140,7 @@ std::vector<std::string> render_argv(const command_spec& spec, const json::value
         input = &arguments.get_object();
     } else if (!arguments.is_null()) {
         throw argv_error(fmt::format("building command line for {}: invalid JSON arguments: expected an object, got {}",
-                                     go_quote(spec.title), kind_name(arguments)));
+                                     go_quote(spec.title), json_kind_name(arguments)));
     }
 
     json::object global_input;

@@ -1,4 +1,5 @@
 #include <fiskai/toolkit/fisk_model.hpp>
+#include <fiskai/toolkit/go_json.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -26,22 +27,8 @@ const json::value* field(const json::object& o, std::string_view key) {
     return nullptr;
 }
 
-std::string kind_name(const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null: return "null";
-        case json::kind::bool_: return "bool";
-        case json::kind::int64:
-        case json::kind::uint64:
-        case json::kind::double_: return "number";
-        case json::kind::string: return "string";
-        case json::kind::array: return "array";
-        case json::kind::object: return "object";
-    }
-    return "value";
-}
-
 [[noreturn]] void wrong_type(std::string_view where, std::string_view want, const json::value& got) {
-    throw std::runtime_error(fmt::format("{}: expected {}, got {}", where, want, kind_name(got)));
+    throw std::runtime_error(fmt::format("{}: expected {}, got {}", where, want, json_kind_name(got)));
 }
 
 std::string get_string(const json::object& o, std::string_view key, std::string_view where) {

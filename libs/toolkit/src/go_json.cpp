@@ -142,6 +142,20 @@ void append_go_json(std::string& out, const boost::json::value& v) {
     }
 }
 
+const char* json_kind_name(const boost::json::value& v) noexcept {
+    switch (v.kind()) {
+        case boost::json::kind::null: return "null";
+        case boost::json::kind::bool_: return "boolean";
+        case boost::json::kind::int64:
+        case boost::json::kind::uint64:
+        case boost::json::kind::double_: return "number";
+        case boost::json::kind::string: return "string";
+        case boost::json::kind::array: return "array";
+        case boost::json::kind::object: return "object";
+    }
+    return "value";
+}
+
 std::string go_json(const boost::json::value& v) {
     std::string out;
     append_go_json(out, v);

@@ -19,4 +19,8 @@ void append_go_string(std::string& out, std::string_view s);
 void append_go_json(std::string& out, const boost::json::value& v);
 [[nodiscard]] std::string go_json(const boost::json::value& v);
 
+// The JSON kind of a value as error messages name it: null, boolean, number, string,
+// array, object.
+[[nodiscard]] const char* json_kind_name(const boost::json::value& v) noexcept;
+
 }  // namespace fiskai::toolkit
