@@ -1,6 +1,7 @@
 // fisk-ai-a2a: operator tools for fisk-ai's agent-to-agent protocol.
 
 #include "commands.hpp"
+#include "nats_commands.hpp"
 
 #include <fmt/core.h>
 
@@ -14,6 +15,9 @@ int main(int argc, char** argv) {
 
     const std::vector<app::subcommand> commands = {
         app::add_check_command(cli),
+        app::add_serve_command(cli),
+        app::add_discover_command(cli),
+        app::add_info_command(cli),
     };
 
     CLI11_PARSE(cli, argc, argv);

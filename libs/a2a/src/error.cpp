@@ -1,5 +1,4 @@
 #include <fiskai/a2a/error.hpp>
-#include <fiskai/a2a/log.hpp>
 
 #include <boost/system/system_error.hpp>
 #include <boost/throw_exception.hpp>
@@ -61,16 +60,6 @@ error wrap(error e, std::string_view context) {
 
 void throw_exception_from_error(const error& e, const boost::source_location& loc) {
     boost::throw_exception(boost::system::system_error(e.code, e.message), loc);
-}
-
-std::string_view to_string(log_level l) noexcept {
-    switch (l) {
-    case log_level::debug: return "DEBUG";
-    case log_level::info: return "INFO";
-    case log_level::warn: return "WARN";
-    case log_level::error: return "ERROR";
-    }
-    return "INFO";
 }
 
 }  // namespace fiskai::a2a

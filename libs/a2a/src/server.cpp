@@ -17,7 +17,6 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <stdexcept>
