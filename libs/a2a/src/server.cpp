@@ -8,6 +8,7 @@
 #include <fiskai/toolkit/outcome.hpp>
 #include <fiskai/toolkit/prompter.hpp>
 
+#include <optional>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -28,33 +29,6 @@ namespace fiskai::a2a {
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 using std::chrono::steady_clock;
-
-// ---- the slots ----
-
-// A counting semaphore: a channel with one buffer place per slot. Taking a slot sends
-// into it (and waits while it is full); releasing one takes a value out, which lets the
-// longest-waiting sender in. Thread-safe, so a slot can be released from anywhere.
-class detail::slot_pool {
-public:
-    slot_pool(const asio::any_io_executor& ex, std::size_t slots) : permits_(ex, slots) {}
-    asio::awaitable<void> take() { co_await permits_.async_send(boost::system::error_code{}, asio::use_awaitable); }
-    void give_back() noexcept { permits_.try_receive([](boost::system::error_code) {}); }
-
-private:
-    asio::experimental::concurrent_channel<void(boost::system::error_code)> permits_;
-};
-
-slot& slot::operator=(slot&& other) noexcept {
-    if (this != &other) {
-        if (pool_) pool_->give_back();
-        pool_ = std::move(other.pool_);
-    }
-    return *this;
-}
-
-slot::~slot() {
-    if (pool_) pool_->give_back();
-}
 
 // ---- logging ----
 
@@ -110,7 +84,7 @@ struct server::impl {
     toolkit::tool_list exposed;
     std::map<std::string, toolkit::tool_ptr, std::less<>> by_name;
     agent_card card;
-    std::shared_ptr<detail::slot_pool> pool;
+    std::optional<toolkit::slot_pool> pool;
 
     std::mutex mutex;
     bool stopped = false;
@@ -207,7 +181,7 @@ server::server(asio::any_io_executor executor, toolkit::tool_list tools, server_
     if (options.call_timeout <= steady_clock::duration::zero()) options.call_timeout = std::chrono::seconds(30);
     impl_->executor = executor;
     impl_->options = std::move(options);
-    impl_->pool = std::make_shared<detail::slot_pool>(executor, impl_->options.concurrency);
+    impl_->pool.emplace(executor, impl_->options.concurrency);
     impl_->select(std::move(tools));
 }
 
@@ -247,9 +221,7 @@ admission server::admit(route r, std::string_view body) const {
 }
 
 asio::awaitable<slot> server::acquire() {
-    auto pool = impl_->pool;
-    co_await pool->take();
-    co_return slot(std::move(pool));
+    co_return co_await impl_->pool->acquire();
 }
 
 asio::awaitable<reply> server::execute(admitted_call call, slot& held) {

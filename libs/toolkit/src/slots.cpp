@@ -1,19 +1,22 @@
 #include <fiskai/toolkit/slots.hpp>
 
-#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+
+#include <atomic>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace fiskai::toolkit {
 
 // The free slots are tokens in a channel: receiving one takes a slot, sending one back
-// releases it. The channel's own wait queue gives first-come order and cancellation.
+// releases it. The channel's own wait queue gives first-come order and cancellation, and
+// being a concurrent channel, a slot may be released from any thread.
 struct slot_pool::state {
     state(boost::asio::any_io_executor ex, std::size_t n) : tokens(ex, n), capacity(n), available(n) {
         for (std::size_t i = 0; i < n; ++i) tokens.try_send(boost::system::error_code{});
     }
-    boost::asio::experimental::channel<void(boost::system::error_code)> tokens;
+    boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> tokens;
     std::size_t capacity;
-    std::size_t available;
+    std::atomic<std::size_t> available;
 };
 
 slot_pool::slot_pool(boost::asio::any_io_executor ex, std::size_t slots)

@@ -18,6 +18,7 @@
 #include <fiskai/a2a/messages.hpp>
 #include <fiskai/a2a/transport.hpp>
 
+#include <fiskai/toolkit/slots.hpp>
 #include <fiskai/toolkit/tool.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -45,28 +46,9 @@ struct server_options {
     logger log;
 };
 
-namespace detail {
-class slot_pool;
-}
-
 // One of the server's concurrency slots. Move-only; destroying it frees the slot for the
 // next call waiting in acquire().
-class slot {
-public:
-    slot() = default;
-    slot(slot&&) noexcept = default;
-    slot& operator=(slot&& other) noexcept;
-    slot(const slot&) = delete;
-    slot& operator=(const slot&) = delete;
-    ~slot();
-
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(pool_); }
-
-private:
-    friend class server;
-    explicit slot(std::shared_ptr<detail::slot_pool> pool) noexcept : pool_(std::move(pool)) {}
-    std::shared_ptr<detail::slot_pool> pool_;
-};
+using slot = toolkit::slot_pool::slot;
 
 // A tool request that passed intake: decoded, validated, and naming a served tool.
 struct admitted_call {

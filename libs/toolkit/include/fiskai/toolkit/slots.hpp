@@ -1,7 +1,7 @@
 #pragma once
-// A counting limit on concurrent work for coroutines on one executor. acquire() waits
-// for a free slot and honours the awaiting coroutine's cancellation; the returned slot
-// gives itself back when destroyed.
+// A counting limit on concurrent work for coroutines. acquire() waits for a free slot,
+// first come first served, and honours the awaiting coroutine's cancellation; the
+// returned slot gives itself back when destroyed, from any thread.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
