@@ -12,3 +12,6 @@ echo "== tool layer"
 echo
 echo "== MCP tools/call: fisk-ai-mcp vs the official TypeScript SDK"
 bench/mcp/run.sh build/bench "${2:-5}"
+echo
+echo "== a2a decode and validate: fiskai::a2a vs npm ajv"
+bench/a2a-validate/run.sh build/bench 2
