@@ -10,6 +10,8 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libboost-filesystem1.81-dev libboost-system1.81-dev
   libnats-dev nats-server
+  # clang and its runtime: the a2a decoder is fuzzed with libFuzzer
+  clang libclang-rt-14-dev
   libvalijson-dev libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev libssl-dev
   catch2
   nodejs npm curl procps
