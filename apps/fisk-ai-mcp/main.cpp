@@ -2,6 +2,7 @@
 // Protocol. This file only parses the command line and wires libraries together.
 
 #include "app_support.hpp"
+#include "remote_import.hpp"
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/mcpserver/listener.hpp>
@@ -15,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -28,6 +30,7 @@
 #include <cstdlib>
 #include <exception>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 namespace {
@@ -138,13 +141,43 @@ int run_serve(const serve_options& o) {
         app::log_info("note: knowledge is enabled but not exposed over MCP");
     }
     const auto served_builtins = builtins.served_on(toolkit::surface::mcp, mcp.builtins);
-    if (loaded.tools.empty() && served_builtins.empty()) {
+    boost::asio::io_context ioc;
+
+    // Remote tools: imported strictly (a host that does not answer, or a name collision,
+    // stops the start), served after the local commands and ungated: the serving agent's
+    // own exposure rules decide what it offers.
+    toolkit::tool_list commands = loaded.tools;
+    std::shared_ptr<app::remote_link> link;
+    if (!cfg.remote_tools.empty() && !mcp.serve_remote_tools) {
+        app::log_info("note: remote_tools are configured but not served over MCP; set "
+                      "expose.agent.mcp.serve_remote_tools: true to serve them");
+    }
+    if (!cfg.remote_tools.empty() && mcp.serve_remote_tools) {
+        const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.llm.budget.call_timeout);
+        link = app::open_remote_link(cfg, ioc.get_executor(), timeout);
+        std::set<std::string> taken;
+        for (const auto& t : loaded.tools) taken.insert(t->name());
+        auto pending = boost::asio::co_spawn(ioc, app::import_remote_tools(link, cfg, taken), boost::asio::use_future);
+        while (pending.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            if (ioc.stopped()) ioc.restart();
+            ioc.run_one_for(std::chrono::milliseconds(100));
+        }
+        ioc.restart();  // it may have run out of work in between; serving runs it again
+        const auto imported = pending.get();
+        for (const auto& w : imported.warnings()) app::log_warning(w);
+        remotetools::require_complete(imported, cfg.nats_context);
+        for (const auto& h : imported.hosts) app::log_info(app::host_status_line(h, cfg.nats_context));
+        commands.insert(commands.end(), imported.tools.begin(), imported.tools.end());
+        app::log_warning(fmt::format("serving {} remote tool(s) ungated: the agents serving them decide what they "
+                                     "expose and run",
+                                     imported.tools.size()));
+    }
+    if (commands.empty() && served_builtins.empty()) {
         throw std::runtime_error(
             fmt::format("no tools available after filtering; check include/exclude in \"{}\"", o.config_path));
     }
-    mcpserver::check_builtin_collisions(loaded.tools, served_builtins);
+    mcpserver::check_builtin_collisions(commands, served_builtins);
 
-    boost::asio::io_context ioc;
     mcpserver::server_options so;
     so.name = cfg.identity;
     so.version = "0.1.0";
@@ -161,7 +194,7 @@ int run_serve(const serve_options& o) {
             app::log_info(text);
         }
     };
-    mcpserver::server srv(ioc.get_executor(), so, loaded.tools, served_builtins);
+    mcpserver::server srv(ioc.get_executor(), so, commands, served_builtins);
     const auto& reg = srv.registered();
     for (const auto& w : reg.warnings) app::log_warning(w);
     if (reg.served.empty()) throw std::runtime_error("no tools available to expose over MCP");

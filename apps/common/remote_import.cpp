@@ -1,0 +1,90 @@
+#include "remote_import.hpp"
+
+#include <fiskai/a2a/client.hpp>
+#include <fiskai/a2a_nats/transport.hpp>
+#include <fiskai/config/duration.hpp>
+#include <fiskai/conns/connection.hpp>
+#include <fiskai/conns/context.hpp>
+#include <fiskai/toolkit/go_json.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+namespace fiskai::app {
+
+struct remote_link {
+    std::unique_ptr<conns::connection> connection;
+    std::unique_ptr<a2a_nats::nats_transport> transport;
+    std::unique_ptr<a2a::client> client;
+};
+
+std::shared_ptr<remote_link> open_remote_link(const config::config& cfg, boost::asio::any_io_executor ex,
+                                              std::chrono::steady_clock::duration timeout) {
+    auto link = std::make_shared<remote_link>();
+    const auto ctx = conns::load_context(cfg.nats_context);
+    conns::connect_options o;
+    o.name = conns::connection_name(cfg.identity);
+    link->connection = conns::connection::dial(ctx, o);
+    link->transport = std::make_unique<a2a_nats::nats_transport>(*link->connection, ex, a2a_nats::transport_options{timeout, {}});
+    link->client = std::make_unique<a2a::client>(*link->transport, a2a::client_options{cfg.identity, timeout});
+    return link;
+}
+
+boost::asio::awaitable<remotetools::import_result> import_remote_tools(std::shared_ptr<remote_link> link,
+                                                                       const config::config& cfg,
+                                                                       std::set<std::string> taken) {
+    std::vector<remotetools::host_config> hosts;
+    std::vector<remotetools::discovery> found;
+    for (const auto& h : cfg.remote_tools) {
+        hosts.push_back({h.name, h.alias, h.include.tools, h.include.tags, h.exclude.tools});
+        remotetools::discovery d;
+        const auto start = std::chrono::steady_clock::now();
+        auto card = co_await link->client->discover(h.name);
+        d.rtt = std::chrono::steady_clock::now() - start;
+        if (!card) {
+            d.error = card.error().message;
+        } else {
+            d.version = card->version;
+            for (const auto& t : card->tools) {
+                remotetools::descriptor desc{t.name, t.description, std::nullopt};
+                if (t.input_schema) desc.input_schema = t.input_schema->to_value();
+                d.tools.push_back(std::move(desc));
+            }
+        }
+        found.push_back(std::move(d));
+    }
+    // The tools hold the link: the connection lives as long as any of them.
+    remotetools::invoker call = [link](std::string host, std::string tool,
+                                       boost::json::value input) -> boost::asio::awaitable<remotetools::tool_reply> {
+        const std::string text = input.is_null() ? std::string() : toolkit::go_json(input);
+        auto reply = co_await link->client->invoke(std::move(host), std::move(tool), text);
+        if (!reply) throw std::runtime_error(reply.error().message);
+        remotetools::tool_reply r;
+        r.is_error = reply->is_error;
+        r.output = reply->output;
+        if (reply->exec) {
+            r.command = reply->exec->command;
+            r.exit_code = static_cast<int>(reply->exec->exit_code);
+            r.truncated = reply->exec->truncated;
+        }
+        co_return r;
+    };
+    co_return remotetools::import_tools(hosts, found, taken, std::move(call));
+}
+
+std::string rtt_text(std::chrono::nanoseconds d) {
+    return config::format_go_duration(std::chrono::round<std::chrono::milliseconds>(d));
+}
+
+std::string host_status_line(const remotetools::host_outcome& h, const std::string& nats_context) {
+    if (h.error) {
+        return fmt::format("  {}: UNAVAILABLE via context {} after {}: {}", h.name,
+                           toolkit::go_quote(nats_context.empty() ? "(selected)" : nats_context), rtt_text(h.rtt),
+                           *h.error);
+    }
+    return fmt::format("  {} ({}): reachable in {}, advertised {} tool(s), imported {} as {}", h.name, h.version,
+                       rtt_text(h.rtt), h.advertised, h.imported.size(), toolkit::go_quote(h.alias));
+}
+
+}  // namespace fiskai::app
