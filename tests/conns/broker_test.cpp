@@ -52,7 +52,7 @@ TEST_CASE("the embedded broker listens on an ephemeral loopback port and stops c
     CHECK(broker.stop());  // idempotent
 }
 
-TEST_CASE("two embedded brokers get different ports; a fixed port can be reused after a stop", "[conns][broker]") {
+TEST_CASE("two embedded brokers get different ports, a fixed port can be reused after a stop", "[conns][broker]") {
     embedded_broker a;
     embedded_broker b;
     CHECK(a.port() != b.port());

@@ -60,7 +60,7 @@ TEST_CASE("a named context is read from its file, keys matched case-insensitivel
     CHECK(c.description == "production");
 }
 
-TEST_CASE("path fields expand $VAR, ${VAR} and a leading ~; other fields do not", "[conns][context]") {
+TEST_CASE("path fields expand environment variables and a leading ~, other fields do not", "[conns][context]") {
     ::setenv("FISKAI_CONNS_TEST_DIR", "/secrets", 1);
     ::unsetenv("FISKAI_CONNS_TEST_UNSET");
     const context_environment env{"/x", "/home/u"};

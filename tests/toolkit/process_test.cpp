@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <fcntl.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -173,4 +174,13 @@ TEST_CASE("stdin is the null device and the working directory is honoured", "[pr
     spec.work_dir = dir.path.string();
     auto r = run_awaitable(run_process(spec));
     CHECK(r.output == std::filesystem::canonical(dir.path).string() + "\n");
+}
+
+TEST_CASE("the child inherits no descriptor beyond stdin, stdout and stderr", "[process]") {
+    // A descriptor opened without close-on-exec, as nats.c opens its sockets.
+    const int leaky = ::open("/dev/null", O_RDONLY);
+    REQUIRE(leaky > 2);
+    auto r = run_awaitable(run_process(shell("ls /proc/$$/fd")));
+    ::close(leaky);
+    CHECK(r.output == "0\n1\n2\n");
 }

@@ -389,6 +389,7 @@ service::service(conns::connection& conn, asio::any_io_executor executor, servic
             }
         }
     }
+    natsConnection_FlushTimeout(conn.native_handle(), 2000);
 }
 
 service::~service() { stop(); }
@@ -432,6 +433,8 @@ std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
                                           fmt::format("subscribing to \"{}\": {}", ep->config.subject,
                                                       a2a_nats::detail::status_text(s)));
     }
+    // One round trip, so that when this returns the server routes the subject to us.
+    natsConnection_FlushTimeout(st.conn->native_handle(), 2000);
     {
         std::lock_guard lock(st.mutex);
         st.endpoints.push_back(ep);

@@ -9,7 +9,8 @@ namespace fiskai::a2a_nats::detail {
 std::string status_text(natsStatus s) {
     std::string text = natsStatus_GetText(s);
     natsStatus last = NATS_OK;
-    if (const char* detail = nats_GetLastError(&last); detail && *detail && text != detail) {
+    // The detail reads `(file.c:line): <text>`; worth adding only when it says more.
+    if (const char* detail = nats_GetLastError(&last); detail && *detail && std::string_view(detail).find(text) == std::string_view::npos) {
         text += fmt::format(" ({})", detail);
     }
     return text;

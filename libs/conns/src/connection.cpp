@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -27,7 +30,8 @@ namespace {
 std::string status_text(natsStatus s) {
     std::string text = natsStatus_GetText(s);
     natsStatus last = NATS_OK;
-    if (const char* detail = nats_GetLastError(&last); detail && *detail && text != detail) {
+    // The detail reads `(file.c:line): <text>`; worth adding only when it says more.
+    if (const char* detail = nats_GetLastError(&last); detail && *detail && std::string_view(detail).find(text) == std::string_view::npos) {
         text += fmt::format(" ({})", detail);
     }
     return text;
@@ -69,6 +73,27 @@ std::string describe(const nats_context& ctx) {
                             : fmt::format("NATS context \"{}\"", ctx.name);
 }
 
+// nats.c 3.4.1 opens its sockets without SOCK_CLOEXEC, so every tool the server spawns
+// would inherit the NATS connection: a served process that dies would then stay
+// "connected" for as long as a tool it started lives, and keep receiving its queue
+// group's requests. Marks every socket of this process close-on-exec; called after each
+// (re)connect. Sockets are never meant to reach an exec'd tool in this project.
+void sockets_close_on_exec() noexcept {
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (!dir) return;
+    const int own = ::dirfd(dir);
+    while (const dirent* e = ::readdir(dir)) {
+        char* end = nullptr;
+        const long fd = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || fd < 3 || fd == own) continue;
+        struct stat st {};
+        if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+        const int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC);
+    }
+    ::closedir(dir);
+}
+
 }  // namespace
 
 std::string connection_name(std::string_view identity) { return fmt::format("fisk-ai {}", identity); }
@@ -104,6 +129,7 @@ void on_disconnected(natsConnection*, void* closure) {
 }
 
 void on_reconnected(natsConnection* nc, void* closure) {
+    sockets_close_on_exec();
     char url[256] = {};
     natsConnection_GetConnectedUrl(nc, url, sizeof url);
     of(closure).emit(log_level::info, fmt::format("NATS connection restored to {}", url));
@@ -251,6 +277,7 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
     wrap(natsOptions_SetPingInterval(opts.get(), o.ping_interval.count()), "ping interval");
     wrap(natsOptions_SetMaxPingsOut(opts.get(), o.max_pings_out), "ping policy");
     wrap(natsOptions_SetReconnectBufSize(opts.get(), o.reconnect_buffer_bytes), "reconnect buffer");
+    wrap(natsOptions_SetSendAsap(opts.get(), o.send_asap), "send policy");
 
     // nats.c keeps this pointer for the connection's lifetime; on_closed deletes it.
     auto* closure = new holder(ev);
@@ -270,6 +297,7 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
             throw connect_error(fmt::format("connecting to {}: {}", describe(ctx), status_text(s)));
         }
         handed_over = true;
+        sockets_close_on_exec();
         auto p = std::make_unique<impl>();
         p->nc = nc;
         p->ctx = ctx;

@@ -123,6 +123,7 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
             ::dup2(log, 1);
             ::dup2(log, 2);
         }
+        ::close_range(3, ~0U, 0);  // nothing of ours (NATS sockets, pipes) goes with it
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
@@ -193,6 +194,11 @@ void embedded_broker::kill_now() noexcept {
         int status = 0;
         ::waitpid(pid_, &status, 0);
         pid_ = -1;
+    }
+    if (!work_dir_.empty()) {
+        std::error_code ignored;
+        fs::remove_all(work_dir_, ignored);
+        work_dir_.clear();
     }
 }
 

@@ -13,10 +13,15 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,15 +35,33 @@ namespace bp2 = boost::process::v2;
 using namespace asio::experimental::awaitable_operators;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
+// Marks every descriptor from 3 up close-on-exec, so the child gets stdin, stdout and
+// stderr and nothing else: libraries such as nats.c open sockets without close-on-exec,
+// and a tool holding the server's NATS socket would keep a dead server looking alive.
+void cloexec_from_3() {
+    if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+    // Kernels before 5.11: walk the descriptor table (bounded; no allocation here).
+    const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
+    for (int fd = 3; fd < max_fd; ++fd) {
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
+
 // Runs in the child between fork and exec (async-signal-safe calls only): a process
-// group of its own, so one kill(-pgid) reaches every descendant that stayed in it, and
-// the working directory.
+// group of its own, so one kill(-pgid) reaches every descendant that stayed in it; death
+// with the server, should the server die without cleaning up; no inherited descriptors;
+// and the working directory.
 struct child_setup {
     const std::string* work_dir;
+    pid_t parent;
 
     template <typename Launcher>
     bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
         if (::setpgid(0, 0) != 0) return {errno, bp2::system_category()};
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the server died before the prctl took
+        cloexec_from_3();
         if (!work_dir->empty() && ::chdir(work_dir->c_str()) != 0) return {errno, bp2::system_category()};
         return {};
     }
@@ -113,7 +136,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
     auto proc = bp2::default_process_launcher()(ex, ec, exe, spec.arguments,
                                                 bp2::process_stdio{nullptr, writer, writer},
                                                 bp2::process_environment(spec.environment),
-                                                child_setup{&spec.work_dir});
+                                                child_setup{&spec.work_dir, ::getpid()});
     writer.close();  // the child holds its own copy; ours would keep the pipe open forever
     if (ec) {
         result.error = ec.message();

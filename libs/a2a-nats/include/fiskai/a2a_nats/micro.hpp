@@ -136,7 +136,7 @@ private:
 
 class service {
 public:
-    // Subscribes the `$SRV` verbs. Throws std::invalid_argument for a bad name, and
+    // Subscribes the `$SRV` verbs (and waits one round trip, at most 2 s). Throws std::invalid_argument for a bad name, and
     // boost::system::system_error when the subscriptions fail. `conn` must outlive the
     // service and every request taken from it.
     service(conns::connection& conn, boost::asio::any_io_executor executor, service_config config);
@@ -144,7 +144,8 @@ public:
     service(const service&) = delete;
     service& operator=(const service&) = delete;
 
-    // Subscribes an endpoint. Throws std::invalid_argument for a bad name or subject,
+    // Subscribes an endpoint and waits one round trip (at most 2 s) so that the server
+    // routes its subject here when this returns. Throws std::invalid_argument for a bad name or subject,
     // boost::system::system_error when the subscription fails.
     [[nodiscard]] std::unique_ptr<endpoint> add_endpoint(endpoint_config config);
 

@@ -8,6 +8,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,6 +50,10 @@ struct connect_options {
     std::chrono::milliseconds ping_interval{std::chrono::minutes(2)};
     int max_pings_out = 2;
     int reconnect_buffer_bytes = 8 * 1024 * 1024;
+    // Write each publish at once instead of leaving it to nats.c's flusher thread, which
+    // adds up to a millisecond per hop. Request-reply is latency-bound; the Go client's
+    // flusher has no such delay.
+    bool send_asap = true;
     // Connection events are logged on this executor (nats.c calls back on its own
     // threads; the callbacks only post). Without one, events are not reported.
     std::optional<boost::asio::any_io_executor> executor;

@@ -7,7 +7,6 @@
 // leaves no broker behind.
 
 #include <chrono>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -56,7 +55,8 @@ public:
     // SIGTERM, a wait of stop_grace, then SIGKILL; reaps the child and removes a temporary
     // store. Returns false when SIGKILL was needed. Idempotent.
     bool stop() noexcept;
-    // SIGKILL now, without waiting (a second signal, an abrupt exit).
+    // SIGKILL now, without a grace (a second signal, an abrupt exit); the temporary store
+    // is removed all the same.
     void kill_now() noexcept;
 
 private:

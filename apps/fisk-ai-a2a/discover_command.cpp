@@ -1,0 +1,130 @@
+// fisk-ai-a2a discover <identity> [--context N] [--json]
+//
+// Sends one discovery request to the agent serving <identity> and prints its card: the
+// agent, its version and protocols, and its tools. The connection comes from --context,
+// else the NATS CLI's selected context, else nats://127.0.0.1:4222. The sender is
+// `fisk-ai`, as in the original.
+
+#include "nats_commands.hpp"
+
+#include <fiskai/a2a/client.hpp>
+#include <fiskai/a2a_nats/transport.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace fiskai::a2a::app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+struct discover_options {
+    std::string identity;
+    std::string context;
+    bool json = false;
+    double timeout_seconds = 30;
+};
+
+// At most `n` characters (UTF-8 aware), then `...`.
+std::string truncate_runes(const std::string& s, std::size_t n) {
+    std::size_t runes = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+        if (runes == n) return s.substr(0, i) + "...";
+        ++runes;
+    }
+    return s;
+}
+
+std::string one_line(std::string s) {
+    for (auto& c : s) {
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    }
+    return s;
+}
+
+boost::json::object card_json(const agent_card& card) {
+    boost::json::object o;
+    o["name"] = card.name;
+    o["version"] = card.version;
+    if (!card.description.empty()) o["description"] = card.description;
+    boost::json::array protocols;
+    for (const auto& p : card.protocols) protocols.emplace_back(p);
+    o["protocols"] = std::move(protocols);
+    boost::json::array tools;
+    for (const auto& t : card.tools) {
+        boost::json::object tool;
+        tool["name"] = t.name;
+        tool["description"] = t.description;
+        tool["input_schema"] = t.input_schema ? t.input_schema->to_value() : boost::json::object{{"type", "object"}};
+        tools.push_back(std::move(tool));
+    }
+    o["tools"] = std::move(tools);
+    return o;
+}
+
+void print_card(const std::string& asked, const agent_card& card) {
+    std::string out = fmt::format("Agent Card for {}\n\n", asked);
+    out += fmt::format("  Agent: {}\n  Version: {}\n", card.name, card.version);
+    if (!card.description.empty()) out += fmt::format("  Description: {}\n", card.description);
+    if (!card.protocols.empty()) {
+        std::string joined;
+        for (const auto& p : card.protocols) joined += (joined.empty() ? "" : ", ") + p;
+        out += fmt::format("  Protocols: {}\n", joined);
+    }
+    out += "\n";
+    if (card.tools.empty()) {
+        out += "The agent exposes no tools.\n";
+    } else {
+        std::size_t width = 4;
+        for (const auto& t : card.tools) width = std::max(width, t.name.size());
+        out += fmt::format("{:<{}}  {}\n", "Tool", width, "Description");
+        for (const auto& t : card.tools) {
+            out += fmt::format("{:<{}}  {}\n", t.name, width, truncate_runes(one_line(t.description), 60));
+        }
+    }
+    fmt::print("{}", out);
+}
+
+int run_discover(const discover_options& o) {
+    asio::io_context ioc;
+    auto nats = conns::provider::dial(o.context, "fisk-ai", connection_options("fisk-ai", ioc.get_executor()));
+    a2a_nats::nats_transport transport(nats, ioc.get_executor());
+    client c(transport, {"fisk-ai"});
+    const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(o.timeout_seconds));
+    auto f = asio::co_spawn(ioc, c.discover(o.identity, timeout), asio::use_future);
+    ioc.run();
+    const auto card = f.get();
+    if (!card) throw std::runtime_error(card.error().message);
+    if (o.json) {
+        fmt::print("{}\n", boost::json::serialize(card_json(*card)));
+    } else {
+        print_card(o.identity, *card);
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+subcommand add_discover_command(CLI::App& parent) {
+    auto opts = std::make_shared<discover_options>();
+    auto* cmd = parent.add_subcommand("discover", "Print a peer agent's card: its version, protocols and tools");
+    cmd->add_option("identity", opts->identity, "The peer's identity (letters, digits, '-' and '_')")->required();
+    cmd->add_option("--context", opts->context,
+                    "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");
+    cmd->add_flag("--json", opts->json, "Print the card as one JSON object: {name, version, protocols, tools}");
+    cmd->add_option("--timeout", opts->timeout_seconds, "Seconds to wait for the reply")->capture_default_str();
+    return {cmd, [opts] { return run_discover(*opts); }};
+}
+
+}  // namespace fiskai::a2a::app

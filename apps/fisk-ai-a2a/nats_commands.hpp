@@ -1,0 +1,38 @@
+#pragma once
+// The NATS subcommands of fisk-ai-a2a: serve, discover, info. Each registers itself the
+// way commands.hpp describes; the shared pieces (stderr logging, connection options) are
+// here.
+
+#include "commands.hpp"
+
+#include <fiskai/a2a/log.hpp>
+#include <fiskai/conns/connection.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace fiskai::a2a::app {
+
+inline constexpr std::string_view agent_version = "0.1.0";
+
+// `serve --config F [--embedded-broker]`: serves the wrapped application's tools over a2a.
+subcommand add_serve_command(CLI::App& parent);
+// `discover <identity> [--context N] [--json]`: prints a peer's agent card.
+subcommand add_discover_command(CLI::App& parent);
+// `info --config F [--json]`: what this agent serves and each remote host's status.
+subcommand add_info_command(CLI::App& parent);
+
+// Library log lines on stderr: `warning: ...`, `error: ...`, info plain, debug dropped.
+a2a::logger stderr_logger();
+conns::logger stderr_conns_logger();
+
+// Connection options for a command: its name, events logged on `executor`.
+conns::connect_options connection_options(std::string_view identity, boost::asio::any_io_executor executor);
+
+// Go's time.Duration.String() rounded to milliseconds: `0s`, `7ms`, `1.204s`, `2m0.5s`.
+std::string go_duration_ms(std::chrono::steady_clock::duration d);
+
+}  // namespace fiskai::a2a::app

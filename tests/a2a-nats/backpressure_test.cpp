@@ -1,0 +1,114 @@
+// Back-pressure is structural: with every slot held, the next request is not handed on.
+// It waits in nats.c's bounded pending queue (observable with pending()), its command
+// never starts, and it is answered only after a slot is released. Conditions with
+// deadlines throughout; nothing sleeps and hopes.
+
+#include "nats_support.hpp"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+using namespace nats_test;
+
+namespace {
+
+// A tool whose calls each wait until the test opens their gate.
+struct gates {
+    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
+
+    std::shared_ptr<a2a_test::fake_tool> tool() {
+        return a2a_test::make_tool(
+            {.name = "gate", .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                 auto t = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
+                                                               std::chrono::steady_clock::time_point::max());
+                 waiting.push_back(t);
+                 boost::system::error_code ec;
+                 co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                 co_return toolkit::outcome::from_command({"gate", 0, "opened\n", false});
+             }});
+    }
+    void open(std::size_t i) { waiting.at(i)->cancel(); }
+};
+
+using reply_slot = std::shared_ptr<std::optional<a2a::result<a2a::tool_reply>>>;
+
+}  // namespace
+
+TEST_CASE("with concurrency 1 a second request never enters until the first releases its slot", "[a2a-nats][backpressure]") {
+    nats_env env;
+    gates g;
+    auto tool = g.tool();
+    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
+    REQUIRE(svc.ready(env.ioc));
+    const auto service = svc.transport.service("svc");
+    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
+    a2a::client client(client_transport, {"caller"});
+
+    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
+
+    reply_slot b = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot c = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    // B is in the intake's hands waiting for the slot; C is still in nats.c's queue.
+    REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 1; }));
+    a2a_test::run_until_idle(env.ioc);
+    CHECK(tool->calls == 1);
+    CHECK_FALSE(a->has_value());
+    CHECK_FALSE(b->has_value());
+    CHECK_FALSE(c->has_value());
+
+    // Discovery has its own intake: it answers while every tool slot is held.
+    auto card = a2a_test::run(env.ioc, client.discover("svc", 5s));
+    REQUIRE(card);
+    CHECK(tool->calls == 1);
+
+    g.open(0);
+    REQUIRE(run_until(env.ioc, [&] { return a->has_value() && tool->calls == 2; }));
+    REQUIRE(**a);
+    CHECK((**a)->output == "opened\n");
+    // Now C has left nats.c for the intake, which waits for B's slot.
+    REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 0; }));
+    a2a_test::run_until_idle(env.ioc);
+    CHECK(tool->calls == 2);
+    CHECK_FALSE(b->has_value());
+    CHECK_FALSE(c->has_value());
+
+    g.open(1);
+    REQUIRE(run_until(env.ioc, [&] { return b->has_value() && tool->calls == 3; }));
+    CHECK_FALSE(c->has_value());
+    g.open(2);
+    REQUIRE(run_until(env.ioc, [&] { return c->has_value(); }));
+    REQUIRE(**b);
+    REQUIRE(**c);
+    CHECK(tool->max_running == 1);
+    svc.stop(env.ioc);
+}
+
+TEST_CASE("stopping takes no new request and lets the running one answer", "[a2a-nats][backpressure][shutdown]") {
+    nats_env env;
+    gates g;
+    auto tool = g.tool();
+    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
+    REQUIRE(svc.ready(env.ioc));
+    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
+    a2a::client client(client_transport, {"caller"});
+
+    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 30s));
+    REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
+    svc.server.stop();
+    a2a_test::run_until_idle(env.ioc);
+    CHECK_FALSE(svc.done->has_value());  // serve() waits for the running call
+
+    // The intake is closed: a new request finds nobody.
+    auto late = a2a_test::run(env.ioc, client.invoke("svc", "gate", "", 5s));
+    REQUIRE_FALSE(late);
+    CHECK(late.error().code == a2a::errc::agent_unavailable);
+
+    g.open(0);
+    REQUIRE(run_until(env.ioc, [&] { return a->has_value() && svc.done->has_value(); }));
+    REQUIRE(**a);
+    CHECK((**a)->output == "opened\n");
+    CHECK(tool->calls == 1);
+}
