@@ -17,4 +17,4 @@ echo "== a2a decode and validate: fiskai::a2a vs npm ajv"
 bench/a2a-validate/run.sh build/bench 2
 echo
 echo "== a2a tool calls over NATS: round trip and throughput beside their floors"
-bench/a2a/run.sh build/bench
+./build/bench/bench/a2a/a2a_bench 300 400
