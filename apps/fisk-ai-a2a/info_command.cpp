@@ -2,12 +2,13 @@
 //
 // What this agent serves over a2a (the engine's own selection: confirm-gated, unnamed and
 // undescribed tools dropped, with the reason on stderr), what it imports, and each remote
-// host's status, found by discovering it. Importing remote tools arrives with
-// libs/remotetools; until then no tool is imported and each host is only discovered.
+// host's status. Import is lenient here: a host that does not answer is shown as such and
+// the local tools are still listed.
 
 #include "nats_commands.hpp"
 
 #include "app_support.hpp"
+#include "remote_import.hpp"
 
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a/server.hpp>
@@ -25,6 +26,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace fiskai::a2a::app {
 
@@ -37,52 +39,34 @@ struct info_options {
     bool json = false;
 };
 
-struct host_status {
-    std::string name;
-    std::string alias;
-    bool reachable = false;
-    std::string version;
-    std::size_t advertised = 0;
-    std::chrono::steady_clock::duration rtt{};
-    std::string error;
+// Imports every configured host's tools leniently: a host that does not answer, or a
+// connection that cannot be made, is a status to show, not an error.
+struct imports {
+    std::optional<remotetools::import_result> result;
+    std::string connect_error;
 };
 
-// Discovers every configured host over one connection; failures are statuses, not errors.
-std::vector<host_status> discover_hosts(const config::config& cfg) {
-    std::vector<host_status> out;
-    for (const auto& h : cfg.remote_tools) out.push_back({h.name, h.effective_alias()});
-    if (out.empty()) return out;
-
+imports import_hosts(const config::config& cfg, const toolkit::tool_list& served) {
+    imports out;
+    if (cfg.remote_tools.empty()) return out;
     asio::io_context ioc;
-    std::optional<conns::provider> nats;
-    try {
-        nats.emplace(conns::provider::dial(cfg.nats_context, cfg.identity, connection_options(cfg.identity, ioc.get_executor())));
-    } catch (const std::exception& e) {
-        for (auto& h : out) h.error = e.what();
-        return out;
-    }
-    a2a_nats::nats_transport transport(*nats, ioc.get_executor());
-    client c(transport, {cfg.identity});
     auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.llm.budget.call_timeout);
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = std::chrono::seconds(30);
-
-    auto all = [&]() -> asio::awaitable<void> {
-        for (auto& h : out) {
-            const auto started = std::chrono::steady_clock::now();
-            auto card = co_await c.discover(h.name, timeout);
-            h.rtt = std::chrono::steady_clock::now() - started;
-            if (!card) {
-                h.error = card.error().message;
-                continue;
-            }
-            h.reachable = true;
-            h.version = card->version;
-            h.advertised = card->tools.size();
-        }
-    };
-    auto f = asio::co_spawn(ioc, all(), asio::use_future);
-    ioc.run();
-    f.get();
+    std::shared_ptr<fiskai::app::remote_link> link;
+    try {
+        link = fiskai::app::open_remote_link(cfg, ioc.get_executor(), timeout);
+    } catch (const std::exception& e) {
+        out.connect_error = e.what();
+        return out;
+    }
+    std::set<std::string> taken;
+    for (const auto& t : served) taken.insert(t->name());
+    auto f = asio::co_spawn(ioc, fiskai::app::import_remote_tools(link, cfg, taken), asio::use_future);
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        if (ioc.stopped()) ioc.restart();
+        ioc.run_one_for(std::chrono::milliseconds(100));
+    }
+    out.result = f.get();
     return out;
 }
 
@@ -99,7 +83,15 @@ int run_info(const info_options& o) {
     so.version = std::string(agent_version);
     so.log = stderr_logger();
     const server srv(selection.get_executor(), loaded.tools, so);
-    const auto hosts = discover_hosts(cfg);
+    const auto imported = import_hosts(cfg, srv.exposed());
+    if (!imported.connect_error.empty()) {
+        fiskai::app::log_warning(fmt::format("cannot connect to NATS context \"{}\" to discover remote tools: {}",
+                                             cfg.nats_context, imported.connect_error));
+    }
+    if (imported.result) {
+        for (const auto& w : imported.result->warnings()) fiskai::app::log_warning(w);
+        if (imported.result->collision_error) fiskai::app::log_warning(*imported.result->collision_error);
+    }
 
     if (o.json) {
         boost::json::array tools;
@@ -109,20 +101,39 @@ int run_info(const info_options& o) {
             tools.push_back(std::move(j));
         }
         boost::json::array hs;
-        for (const auto& h : hosts) {
-            boost::json::object j;
-            j["name"] = h.name;
-            j["alias"] = h.alias;
-            j["status"] = h.reachable ? "reachable" : "unavailable";
-            if (h.reachable) {
-                j["version"] = h.version;
-                j["advertised"] = h.advertised;
-                j["imported"] = 0;
-            } else {
-                j["error"] = h.error;
+        if (imported.result) {
+            for (const auto& h : imported.result->hosts) {
+                for (const auto& name : h.imported) {
+                    for (const auto& t : imported.result->tools) {
+                        if (t->name() != name) continue;
+                        auto j = fiskai::app::tool_info_json(*t);
+                        j["remote"] = true;
+                        j["host"] = h.name;
+                        tools.push_back(std::move(j));
+                    }
+                }
+                boost::json::object j;
+                j["name"] = h.name;
+                j["alias"] = h.alias;
+                j["status"] = h.error ? "unavailable" : "reachable";
+                if (h.error) {
+                    j["error"] = *h.error;
+                } else {
+                    j["version"] = h.version;
+                    j["advertised"] = h.advertised;
+                    j["imported"] = h.imported.size();
+                    boost::json::array skipped;
+                    for (const auto& k : h.skipped) skipped.emplace_back(k);
+                    j["skipped"] = std::move(skipped);
+                }
+                j["rtt_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(h.rtt).count();
+                hs.push_back(std::move(j));
             }
-            j["rtt_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(h.rtt).count();
-            hs.push_back(std::move(j));
+        } else {
+            for (const auto& h : cfg.remote_tools) {
+                hs.push_back(boost::json::object{{"name", h.name}, {"alias", h.effective_alias()},
+                                                 {"status", "unavailable"}, {"error", imported.connect_error}});
+            }
         }
         boost::json::object doc;
         doc["tools"] = std::move(tools);
@@ -136,17 +147,14 @@ int run_info(const info_options& o) {
                                                                    : "disabled (set expose.agent.a2a.serve_tools: true)");
     fmt::print("  Discovery: {}\n  Tools: {}\n", subject(route::discovery, cfg.identity), subject(route::tool, cfg.identity));
     fmt::print("\nTools served ({}):\n{}", srv.exposed().size(), fiskai::app::tools_table(srv.exposed()));
-    if (!hosts.empty()) {
-        const std::string ctx = cfg.nats_context.empty() ? "(default)" : cfg.nats_context;
+    if (imported.result) {
+        fmt::print("\nTools imported ({}):\n{}", imported.result->tools.size(),
+                   fiskai::app::tools_table(imported.result->tools));
         fmt::print("\nRemote tool hosts\n");
-        for (const auto& h : hosts) {
-            if (h.reachable) {
-                fmt::print("  {} ({}): reachable in {}, advertised {} tool(s), imported 0 as \"{}\"\n", h.name, h.version,
-                           go_duration_ms(h.rtt), h.advertised, h.alias);
-            } else {
-                fmt::print("  {}: UNAVAILABLE via context \"{}\" after {}: {}\n", h.name, ctx, go_duration_ms(h.rtt), h.error);
-            }
-        }
+        for (const auto& h : imported.result->hosts) fmt::print("{}\n", fiskai::app::host_status_line(h, cfg.nats_context));
+    } else if (!cfg.remote_tools.empty()) {
+        fmt::print("\nRemote tool hosts\n");
+        for (const auto& h : cfg.remote_tools) fmt::print("  {}: UNAVAILABLE: {}\n", h.name, imported.connect_error);
     }
     return exit_ok;
 }
@@ -155,11 +163,11 @@ int run_info(const info_options& o) {
 
 subcommand add_info_command(CLI::App& parent) {
     auto opts = std::make_shared<info_options>();
-    auto* cmd = parent.add_subcommand("info", "Show the tools this agent serves over a2a and each remote host's status");
+    auto* cmd = parent.add_subcommand("info", "Show the tools this agent serves over a2a, the tools it imports, and each remote host's status");
     cmd->add_option("-c,--config", opts->config_path, "The fisk-ai YAML configuration file")->required();
     cmd->add_flag("--json", opts->json,
-                  "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema, remote}], "
-                  "\"hosts\":[{name, alias, status, ...}]}");
+                  "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema, remote, "
+                  "host}], \"hosts\":[{name, alias, status, version, advertised, imported, skipped, error, rtt_ms}]}");
     return {cmd, [opts] { return run_info(*opts); }};
 }
 

@@ -32,7 +32,4 @@ conns::logger stderr_conns_logger();
 // Connection options for a command: its name, events logged on `executor`.
 conns::connect_options connection_options(std::string_view identity, boost::asio::any_io_executor executor);
 
-// Go's time.Duration.String() rounded to milliseconds: `0s`, `7ms`, `1.204s`, `2m0.5s`.
-std::string go_duration_ms(std::chrono::steady_clock::duration d);
-
 }  // namespace fiskai::a2a::app

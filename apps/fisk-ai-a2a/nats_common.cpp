@@ -36,19 +36,4 @@ conns::connect_options connection_options(std::string_view identity, boost::asio
     return o;
 }
 
-std::string go_duration_ms(std::chrono::steady_clock::duration d) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d + std::chrono::microseconds(500)).count();
-    if (ms == 0) return "0s";
-    if (ms < 1000) return fmt::format("{}ms", ms);
-    const auto minutes = ms / 60000;
-    const auto rest = ms % 60000;
-    std::string secs = fmt::format("{}", rest / 1000);
-    if (rest % 1000 != 0) {
-        std::string frac = fmt::format("{:03}", rest % 1000);
-        while (frac.back() == '0') frac.pop_back();
-        secs += "." + frac;
-    }
-    return minutes > 0 ? fmt::format("{}m{}s", minutes, secs) : secs + "s";
-}
-
 }  // namespace fiskai::a2a::app

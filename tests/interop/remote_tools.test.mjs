@@ -86,6 +86,29 @@ describe('remote tools through fisk-ai-mcp', () => {
     await c.close();
   });
 
+  test('the importer\'s info lists imported tools with their hosts, and host statuses', () => {
+    const cfg = join(dir, 'importer.yaml');
+    writeFileSync(cfg, `identity: importer\napplication_path: ${JSON.stringify(DEMO_BIN)}\nnats_context: fleet\n` +
+      'include: {tools: ["^echo$"]}\nremote_tools:\n  - {name: alpha}\n  - {name: beta, alias: b}\n  - {name: ghost}\n');
+    const r = spawnSync(A2A_BIN, ['info', '--config', cfg, '--json'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    const byName = Object.fromEntries(doc.tools.map((t) => [t.name, t]));
+    assert.equal(byName.echo.remote, false, 'the local echo keeps its name');
+    assert.equal(byName.alpha_echo.host, 'alpha');
+    assert.equal(byName.b_echo.host, 'beta');
+    assert.equal(byName.fail.remote, true);
+    assert.equal(byName.stream_info.host, 'beta');
+    const hosts = Object.fromEntries(doc.hosts.map((h) => [h.name, h]));
+    assert.equal(hosts.alpha.status, 'reachable');
+    assert.equal(hosts.alpha.imported, 2);
+    assert.equal(hosts.ghost.status, 'unavailable');
+    assert.match(hosts.ghost.error, /unavailable/);
+    const text = spawnSync(A2A_BIN, ['info', '--config', cfg], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 });
+    assert.match(text.stdout, /ghost: UNAVAILABLE via context "fleet"/);
+    assert.match(text.stdout, /beta \(0\.1\.0\): reachable in \S+, advertised 2 tool\(s\), imported 2 as "b"/);
+  });
+
   test('a host that does not answer stops a strict import with a clear error', () => {
     const cfg = join(dir, 'down.yaml');
     writeFileSync(cfg, 'identity: front2\nnats_context: fleet\nremote_tools:\n  - {name: alpha}\n  - {name: ghost}\n' +
