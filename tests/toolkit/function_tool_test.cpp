@@ -56,6 +56,11 @@ TEST_CASE("a function tool must declare exposure and confirm posture", "[functio
     CHECK_THROWS_WITH(make_function_tool(s), Catch::Contains("has not declared whether it needs approval"));
     CHECK_THROWS_WITH(make_function_tool(echo_spec("bad name")), Catch::Contains("is invalid"));
     s = echo_spec();
+    s.kind = tool_kind::remote;
+    s.confirm = confirm_posture::required;
+    CHECK_THROWS_WITH(make_function_tool(s), "tool \"echo\" is remote and cannot be confirm-gated; a remote tool is "
+                                             "gated by its serving agent");
+    s = echo_spec();
     s.handler = nullptr;
     CHECK_THROWS_WITH(make_function_tool(s), Catch::Contains("has no handler"));
 }

@@ -78,6 +78,13 @@ tool_ptr make_function_tool(function_tool_spec spec) {
         throw std::invalid_argument(
             fmt::format("function tool {} has not declared whether it needs approval; set confirm", go_quote(spec.name)));
     }
+    if (spec.kind == tool_kind::remote && *spec.confirm == confirm_posture::required) {
+        // The serving agent gates its own tools (and never serves a gated one); a local
+        // gate on top would make the two ends disagree about who decides.
+        throw std::invalid_argument(fmt::format(
+            "tool {} is remote and cannot be confirm-gated; a remote tool is gated by its serving agent",
+            go_quote(spec.name)));
+    }
     if (spec.title.empty()) spec.title = spec.name;
     if (spec.input_schema.empty()) spec.input_schema["type"] = "object";
     schema_validator validator(spec.input_schema);
