@@ -187,17 +187,25 @@ TEST_CASE("serve, discover and info work together, SIGTERM stops serve cleanly",
                                  "--json"});
     REQUIRE(info->wait(env.ioc) == 0);
     const auto i = boost::json::parse(info->stdout_text());
+    // Its own 9 tools, and the 9 imported from `demo`, prefixed since the names are taken.
     const auto& tools = i.at("tools").as_array();
-    CHECK(tools.size() == 9);
+    CHECK(tools.size() == 18);
+    std::size_t remote = 0;
     for (const auto& t : tools) {
-        CHECK(t.at("remote") == false);
         CHECK(t.as_object().contains("input_schema"));
+        if (t.at("remote") == true) {
+            ++remote;
+            CHECK(t.at("host") == "demo");
+            CHECK(std::string_view(t.at("name").as_string()).starts_with("demo_"));
+        }
     }
+    CHECK(remote == 9);
     const auto& hosts = i.at("hosts").as_array();
     REQUIRE(hosts.size() == 2);
     CHECK(hosts[0].at("name") == "demo");
     CHECK(hosts[0].at("status") == "reachable");
     CHECK(hosts[0].at("advertised") == 9);
+    CHECK(hosts[0].at("imported") == 9);
     CHECK(hosts[1].at("name") == "ghost");
     CHECK(hosts[1].at("alias") == "g");
     CHECK(hosts[1].at("status") == "unavailable");
