@@ -1,20 +1,14 @@
 #include "nats_util.hpp"
 
+#include <fiskai/conns/connection.hpp>
+
 #include <fmt/format.h>
 
 #include <stdexcept>
 
 namespace fiskai::a2a_nats::detail {
 
-std::string status_text(natsStatus s) {
-    std::string text = natsStatus_GetText(s);
-    natsStatus last = NATS_OK;
-    // The detail reads `(file.c:line): <text>`; worth adding only when it says more.
-    if (const char* detail = nats_GetLastError(&last); detail && *detail && std::string_view(detail).find(text) == std::string_view::npos) {
-        text += fmt::format(" ({})", detail);
-    }
-    return text;
-}
+std::string status_text(natsStatus s) { return conns::nats_status_text(static_cast<int>(s)); }
 
 message_copy copy_message(natsMsg* msg) {
     message_copy out;

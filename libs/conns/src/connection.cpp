@@ -26,16 +26,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-// nats.c's status text, with its thread's last error detail when it adds something.
-std::string status_text(natsStatus s) {
-    std::string text = natsStatus_GetText(s);
-    natsStatus last = NATS_OK;
-    // The detail reads `(file.c:line): <text>`; worth adding only when it says more.
-    if (const char* detail = nats_GetLastError(&last); detail && *detail && std::string_view(detail).find(text) == std::string_view::npos) {
-        text += fmt::format(" ({})", detail);
-    }
-    return text;
-}
+std::string status_text(natsStatus s) { return nats_status_text(static_cast<int>(s)); }
 
 void check(natsStatus s, std::string_view what) {
     if (s != NATS_OK) throw connect_error(fmt::format("{}: {}", what, status_text(s)));
@@ -405,6 +396,18 @@ provider::~provider() { close(); }
 void provider::close() noexcept {
     owned_.reset();  // closes a connection this provider dialled
     conn_ = nullptr;
+}
+
+std::string nats_status_text(int status) {
+    const auto s = static_cast<natsStatus>(status);
+    std::string text = natsStatus_GetText(s);
+    natsStatus last = NATS_OK;
+    // The detail reads `(file.c:line): <text>`; worth adding only when it says more.
+    if (const char* detail = nats_GetLastError(&last);
+        detail && *detail && std::string_view(detail).find(text) == std::string_view::npos) {
+        text += fmt::format(" ({})", detail);
+    }
+    return text;
 }
 
 }  // namespace fiskai::conns

@@ -33,6 +33,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// nats.c's text for a status (a natsStatus), with the calling thread's last error detail
+// when it says more. Shared by every nats.c user of the suite.
+[[nodiscard]] std::string nats_status_text(int status);
+
 // The name a connection announces to the server: `fisk-ai <identity>`.
 [[nodiscard]] std::string connection_name(std::string_view identity);
 
