@@ -1,5 +1,7 @@
 #include "remote_import.hpp"
 
+#include "app_support.hpp"
+
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
 #include <fiskai/config/duration.hpp>
@@ -7,6 +9,9 @@
 #include <fiskai/conns/context.hpp>
 #include <fiskai/toolkit/go_json.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -71,6 +76,46 @@ boost::asio::awaitable<remotetools::import_result> import_remote_tools(std::shar
         co_return r;
     };
     co_return remotetools::import_tools(hosts, found, taken, std::move(call));
+}
+
+lenient_import import_remote_tools_leniently(const config::config& cfg, const toolkit::tool_list& local) {
+    lenient_import out;
+    if (cfg.remote_tools.empty()) return out;
+    boost::asio::io_context ioc;
+    auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.llm.budget.call_timeout);
+    if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = std::chrono::seconds(30);
+    std::shared_ptr<remote_link> link;
+    try {
+        link = open_remote_link(cfg, ioc.get_executor(), timeout);
+    } catch (const std::exception& e) {
+        out.connect_error = e.what();
+        return out;
+    }
+    std::set<std::string> taken;
+    for (const auto& t : local) taken.insert(t->name());
+    auto f = boost::asio::co_spawn(ioc, import_remote_tools(link, cfg, taken), boost::asio::use_future);
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        if (ioc.stopped()) ioc.restart();
+        ioc.run_one_for(std::chrono::milliseconds(100));
+    }
+    out.result = f.get();
+    return out;
+}
+
+boost::json::array imported_tools_json(const remotetools::import_result& r) {
+    boost::json::array out;
+    for (const auto& h : r.hosts) {
+        for (const auto& name : h.imported) {
+            for (const auto& t : r.tools) {
+                if (t->name() != name) continue;
+                auto j = tool_info_json(*t);
+                j["remote"] = true;
+                j["host"] = h.name;
+                out.push_back(std::move(j));
+            }
+        }
+    }
+    return out;
 }
 
 std::string rtt_text(std::chrono::nanoseconds d) {

@@ -8,9 +8,11 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -30,6 +32,18 @@ struct remote_link;
 boost::asio::awaitable<remotetools::import_result> import_remote_tools(std::shared_ptr<remote_link> link,
                                                                        const config::config& cfg,
                                                                        std::set<std::string> taken);
+
+// For `info`: imports every configured host's tools on a private io_context, leniently.
+// A host that does not answer, or a connection that cannot be made, is a status to show.
+struct lenient_import {
+    std::optional<remotetools::import_result> result;  // empty when no connection was made
+    std::string connect_error;
+};
+[[nodiscard]] lenient_import import_remote_tools_leniently(const config::config& cfg, const toolkit::tool_list& local);
+
+// The imported tools as `info --json` lists them: each tool's info object with
+// `remote: true` and the `host` serving it.
+[[nodiscard]] boost::json::array imported_tools_json(const remotetools::import_result& r);
 
 // One line per host for `info`: reachable with version, counts and alias, or UNAVAILABLE.
 [[nodiscard]] std::string host_status_line(const remotetools::host_outcome& h, const std::string& nats_context);

@@ -39,37 +39,6 @@ struct info_options {
     bool json = false;
 };
 
-// Imports every configured host's tools leniently: a host that does not answer, or a
-// connection that cannot be made, is a status to show, not an error.
-struct imports {
-    std::optional<remotetools::import_result> result;
-    std::string connect_error;
-};
-
-imports import_hosts(const config::config& cfg, const toolkit::tool_list& served) {
-    imports out;
-    if (cfg.remote_tools.empty()) return out;
-    asio::io_context ioc;
-    auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.llm.budget.call_timeout);
-    if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = std::chrono::seconds(30);
-    std::shared_ptr<fiskai::app::remote_link> link;
-    try {
-        link = fiskai::app::open_remote_link(cfg, ioc.get_executor(), timeout);
-    } catch (const std::exception& e) {
-        out.connect_error = e.what();
-        return out;
-    }
-    std::set<std::string> taken;
-    for (const auto& t : served) taken.insert(t->name());
-    auto f = asio::co_spawn(ioc, fiskai::app::import_remote_tools(link, cfg, taken), asio::use_future);
-    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-        if (ioc.stopped()) ioc.restart();
-        ioc.run_one_for(std::chrono::milliseconds(100));
-    }
-    out.result = f.get();
-    return out;
-}
-
 int run_info(const info_options& o) {
     const auto cfg = config::load_file(o.config_path, config::mode::lenient);
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
@@ -83,7 +52,7 @@ int run_info(const info_options& o) {
     so.version = std::string(agent_version);
     so.log = stderr_logger();
     const server srv(selection.get_executor(), loaded.tools, so);
-    const auto imported = import_hosts(cfg, srv.exposed());
+    const auto imported = fiskai::app::import_remote_tools_leniently(cfg, srv.exposed());
     if (!imported.connect_error.empty()) {
         fiskai::app::log_warning(fmt::format("cannot connect to NATS context \"{}\" to discover remote tools: {}",
                                              cfg.nats_context, imported.connect_error));
@@ -102,16 +71,8 @@ int run_info(const info_options& o) {
         }
         boost::json::array hs;
         if (imported.result) {
+            for (auto& j : fiskai::app::imported_tools_json(*imported.result)) tools.push_back(std::move(j));
             for (const auto& h : imported.result->hosts) {
-                for (const auto& name : h.imported) {
-                    for (const auto& t : imported.result->tools) {
-                        if (t->name() != name) continue;
-                        auto j = fiskai::app::tool_info_json(*t);
-                        j["remote"] = true;
-                        j["host"] = h.name;
-                        tools.push_back(std::move(j));
-                    }
-                }
                 boost::json::object j;
                 j["name"] = h.name;
                 j["alias"] = h.alias;

@@ -52,9 +52,26 @@ int run_info(const info_options& o) {
     const auto loaded = app::load_tools_blocking(cfg);
     for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
 
+    // What serve_remote_tools would add, imported leniently: info works with a host down.
+    app::lenient_import remote;
+    if (cfg.mcp && cfg.mcp->serve_remote_tools) {
+        remote = app::import_remote_tools_leniently(cfg, loaded.tools);
+        if (!remote.connect_error.empty()) {
+            app::log_warning(fmt::format("cannot connect to NATS context \"{}\" to discover remote tools: {}",
+                                         cfg.nats_context, remote.connect_error));
+        }
+        if (remote.result) {
+            for (const auto& w : remote.result->warnings()) app::log_warning(w);
+            if (remote.result->collision_error) app::log_warning(*remote.result->collision_error);
+        }
+    }
+
     if (o.json) {
         boost::json::array tools;
         for (const auto& t : loaded.tools) tools.push_back(app::tool_info_json(*t));
+        if (remote.result) {
+            for (auto& j : app::imported_tools_json(*remote.result)) tools.push_back(std::move(j));
+        }
         boost::json::object doc;
         doc["tools"] = std::move(tools);
         fmt::print("{}\n", boost::json::serialize(doc));
@@ -68,6 +85,12 @@ int run_info(const info_options& o) {
         fmt::print("Application: {} {} ({})\n", loaded.model.name, loaded.model.version, cfg.application_path);
     }
     fmt::print("\nTools ({}):\n{}", loaded.tools.size(), app::tools_table(loaded.tools));
+    if (remote.result) {
+        fmt::print("\nRemote tools served ungated (serve_remote_tools) ({}):\n{}", remote.result->tools.size(),
+                   app::tools_table(remote.result->tools));
+        fmt::print("\nRemote tool hosts\n");
+        for (const auto& h : remote.result->hosts) fmt::print("{}\n", app::host_status_line(h, cfg.nats_context));
+    }
     const auto globals = toolkit::exposable_global_flags(loaded.model);
     if (!globals.empty()) {
         fmt::print("\nExposable application global flags (add names under global_flags to expose to the model)\n");

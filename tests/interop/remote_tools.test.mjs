@@ -109,6 +109,16 @@ describe('remote tools through fisk-ai-mcp', () => {
     assert.match(text.stdout, /beta \(0\.1\.0\): reachable in \S+, advertised 2 tool\(s\), imported 2 as "b"/);
   });
 
+  test('fisk-ai-mcp info lists the remote tools it would serve', () => {
+    const r = spawnSync(MCP_BIN, ['info', '--config', join(dir, 'front.yaml'), '--json'],
+      { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const tools = JSON.parse(r.stdout).tools;
+    assert.deepEqual(tools.map((t) => `${t.name}@${t.host}`).sort(),
+      ['alpha_echo@alpha', 'b_echo@beta', 'fail@alpha', 'stream_info@beta']);
+    assert.ok(tools.every((t) => t.remote === true && t.confirm === false));
+  });
+
   test('a host that does not answer stops a strict import with a clear error', () => {
     const cfg = join(dir, 'down.yaml');
     writeFileSync(cfg, 'identity: front2\nnats_context: fleet\nremote_tools:\n  - {name: alpha}\n  - {name: ghost}\n' +
