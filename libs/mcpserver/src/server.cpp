@@ -343,6 +343,7 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     }
 
     ++calls_in_flight;
+    const auto started = std::chrono::steady_clock::now();
     log(log_level::info, fmt::format("Running {}", command_line));
     send_log(*s, out, log_level::info, fmt::format("Running {}", command_line));
 
@@ -400,6 +401,10 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         result = co_await t->call(arguments, call_opts);
     }
     --calls_in_flight;
+    slot = {};  // free the slot now, before the answer is written
+    log(log_level::info, fmt::format("Finished {} in {}{}", command_line,
+                                     describe_duration(std::chrono::steady_clock::now() - started),
+                                     result.is_error() ? " (failed)" : ""));
     co_return call_result(result);
 }
 
