@@ -414,6 +414,35 @@ boost::json::parse_options parse_options() noexcept {
     return o;
 }
 
+namespace {
+
+// Walks the string literals of a JSON text and hands every backslash escape inside them
+// to `on_escape(out, i)` (i at the backslash), which may rewrite it in place and returns
+// how many characters it spans. Returns whether anything was rewritten.
+template <class OnEscape>
+bool rewrite_escapes(std::string& out, OnEscape on_escape) {
+    bool changed = false;
+    std::size_t i = 0;
+    while (i < out.size()) {
+        if (out[i] != '"') {
+            ++i;
+            continue;
+        }
+        ++i;  // inside a string
+        while (i < out.size() && out[i] != '"') {
+            if (out[i] != '\\') {
+                ++i;
+                continue;
+            }
+            i += on_escape(out, i, changed);
+        }
+        ++i;  // the closing quote
+    }
+    return changed;
+}
+
+}  // namespace
+
 std::optional<std::string> replace_unpaired_surrogates(std::string_view body) {
     // Cheap test first: no `\ud` / `\uD` anywhere means no surrogate escape at all.
     bool any = false;
@@ -426,37 +455,19 @@ std::optional<std::string> replace_unpaired_surrogates(std::string_view body) {
     if (!any) return std::nullopt;
 
     std::string out(body);
-    bool changed = false;
-    std::size_t i = 0;
-    while (i < out.size()) {
-        if (out[i] != '"') {
-            ++i;
-            continue;
+    const bool changed = rewrite_escapes(out, [](std::string& text, std::size_t i, bool& changed_any) -> std::size_t {
+        if (i + 1 >= text.size() || text[i + 1] != 'u') return 2;
+        const long u = hex4(text, i + 2);
+        if (is_high_surrogate(u) && i + 12 <= text.size() && text[i + 6] == '\\' && text[i + 7] == 'u' &&
+            is_low_surrogate(hex4(text, i + 8))) {
+            return 12;  // a valid pair
         }
-        ++i;  // inside a string
-        while (i < out.size() && out[i] != '"') {
-            if (out[i] != '\\') {
-                ++i;
-                continue;
-            }
-            if (i + 1 < out.size() && out[i + 1] == 'u') {
-                const long u = hex4(out, i + 2);
-                if (is_high_surrogate(u) && i + 12 <= out.size() && out[i + 6] == '\\' && out[i + 7] == 'u' &&
-                    is_low_surrogate(hex4(out, i + 8))) {
-                    i += 12;  // a valid pair
-                    continue;
-                }
-                if (is_high_surrogate(u) || is_low_surrogate(u)) {
-                    out.replace(i + 2, 4, "fffd");
-                    changed = true;
-                }
-                i += 6;
-                continue;
-            }
-            i += 2;
+        if (is_high_surrogate(u) || is_low_surrogate(u)) {
+            text.replace(i + 2, 4, "fffd");
+            changed_any = true;
         }
-        ++i;  // the closing quote
-    }
+        return 6;
+    });
     if (!changed) return std::nullopt;
     return out;
 }
@@ -464,29 +475,14 @@ std::optional<std::string> replace_unpaired_surrogates(std::string_view body) {
 std::optional<std::string> replace_nul_escapes(std::string_view body) {
     if (body.find("\\u0000") == std::string_view::npos) return std::nullopt;
     std::string out(body);
-    bool changed = false;
-    std::size_t i = 0;
-    while (i < out.size()) {
-        if (out[i] != '"') {
-            ++i;
-            continue;
+    const bool changed = rewrite_escapes(out, [](std::string& text, std::size_t i, bool& changed_any) -> std::size_t {
+        if (i + 5 < text.size() && text.compare(i + 1, 5, "u0000") == 0) {
+            text.replace(i + 4, 2, "7f");
+            changed_any = true;
+            return 6;
         }
-        ++i;  // inside a string
-        while (i < out.size() && out[i] != '"') {
-            if (out[i] != '\\') {
-                ++i;
-                continue;
-            }
-            if (i + 5 < out.size() && out.compare(i + 1, 5, "u0000") == 0) {
-                out.replace(i + 4, 2, "7f");
-                changed = true;
-                i += 6;
-                continue;
-            }
-            i += 2;
-        }
-        ++i;  // the closing quote
-    }
+        return 2;
+    });
     if (!changed) return std::nullopt;
     return out;
 }
