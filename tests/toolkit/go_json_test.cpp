@@ -12,6 +12,7 @@ TEST_CASE("Go string escaping matches encoding/json", "[go_json]") {
     CHECK(go_quote("<a>&b") == "\"\\u003ca\\u003e\\u0026b\"");
     CHECK(go_quote("q\"\\") == "\"q\\\"\\\\\"");
     CHECK(go_quote("\n\r\t") == "\"\\n\\r\\t\"");
+    CHECK(go_quote("\b\f") == "\"\\b\\f\"");
     CHECK(go_quote(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
     CHECK(go_quote("\u2028\u2029") == "\"\\u2028\\u2029\"");
     CHECK(go_quote("caf\u00e9 \U0001F600") == "\"caf\u00e9 \U0001F600\"");

@@ -71,6 +71,9 @@ void append_go_string(std::string& out, std::string_view s) {
                 case '\n': out += "\\n"; break;
                 case '\r': out += "\\r"; break;
                 case '\t': out += "\\t"; break;
+                // Go 1.22 and later write these two short forms too.
+                case '\b': out += "\\b"; break;
+                case '\f': out += "\\f"; break;
                 case '<':
                 case '>':
                 case '&': append_u_escape(out, c); break;
