@@ -14,24 +14,6 @@ using namespace nats_test;
 
 namespace {
 
-// A tool whose calls each wait until the test opens their gate.
-struct gates {
-    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
-
-    std::shared_ptr<a2a_test::fake_tool> tool() {
-        return a2a_test::make_tool(
-            {.name = "gate", .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-                 auto t = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
-                                                               std::chrono::steady_clock::time_point::max());
-                 waiting.push_back(t);
-                 boost::system::error_code ec;
-                 co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-                 co_return toolkit::outcome::from_command({"gate", 0, "opened\n", false});
-             }});
-    }
-    void open(std::size_t i) { waiting.at(i)->cancel(); }
-};
-
 using reply_slot = std::shared_ptr<std::optional<a2a::result<a2a::tool_reply>>>;
 
 }  // namespace

@@ -16,6 +16,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -24,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 // A result shows its error text in a failed assertion.
 template <typename T>
@@ -171,5 +176,24 @@ inline raw_reply raw_request_blocking(conns::connection& c, const std::string& s
 inline bool wait_for_pending(asio::io_context& ioc, const fiskai::a2a_nats::micro::endpoint& ep, std::size_t n = 1) {
     return run_until(ioc, [&] { return ep.pending() >= n; });
 }
+
+// A tool named `gate` whose calls each wait until the test opens their gate, in the
+// order the calls arrived.
+struct gates {
+    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
+
+    std::shared_ptr<a2a_test::fake_tool> tool() {
+        return a2a_test::make_tool(
+            {.name = "gate", .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                 auto t = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
+                                                               std::chrono::steady_clock::time_point::max());
+                 waiting.push_back(t);
+                 boost::system::error_code ec;
+                 co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                 co_return toolkit::outcome::from_command({"gate", 0, "opened\n", false});
+             }});
+    }
+    void open(std::size_t i) { waiting.at(i)->cancel(); }
+};
 
 }  // namespace nats_test

@@ -12,25 +12,11 @@ using namespace nats_test;
 
 namespace {
 
-struct gate {
-    std::shared_ptr<asio::steady_timer> timer;
-    std::shared_ptr<a2a_test::fake_tool> tool() {
-        return a2a_test::make_tool(
-            {.name = "gate", .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-                 timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
-                                                              std::chrono::steady_clock::time_point::max());
-                 boost::system::error_code ec;
-                 co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-                 co_return toolkit::outcome::from_command({"gate", 0, "opened\n", false});
-             }});
-    }
-};
-
 }  // namespace
 
 TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable at its deadline", "[a2a-nats][resilience]") {
     nats_env env;
-    gate g;
+    gates g;
     auto tool = g.tool();
     serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
     REQUIRE(svc.ready(env.ioc));
@@ -48,13 +34,13 @@ TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable a
           "remote agent unavailable: no reply on \"choria.fisk-ai.tool.svc\": context deadline exceeded");
 
     // Its intake ended with the connection; the running call finishes and serve() returns.
-    g.timer->cancel();
+    g.open(0);
     REQUIRE(run_until(env.ioc, [&] { return svc.done->has_value(); }));
 }
 
 TEST_CASE("a caller that vanishes mid-call does not disturb the service", "[a2a-nats][resilience]") {
     nats_env env;
-    gate g;
+    gates g;
     auto tool = g.tool();
     serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
     REQUIRE(svc.ready(env.ioc));
@@ -67,14 +53,14 @@ TEST_CASE("a caller that vanishes mid-call does not disturb the service", "[a2a-
         vanishing->close();
         // `abandoned` never completes: its connection is gone; the frame dies with ioc.
     }
-    g.timer->cancel();  // the call finishes and answers an inbox nobody listens on
+    g.open(0);  // the call finishes and answers an inbox nobody listens on
     a2a_test::run_until_idle(env.ioc);
 
     a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
     a2a::client client(client_transport, {"caller"});
     auto next = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 10s));
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 2; }));
-    g.timer->cancel();
+    g.open(1);
     REQUIRE(run_until(env.ioc, [&] { return next->has_value(); }));
     REQUIRE(**next);
     CHECK((**next)->output == "opened\n");
