@@ -5,7 +5,6 @@ find_package(Threads REQUIRED)
 find_package(Boost 1.81 REQUIRED COMPONENTS json url filesystem)
 find_package(fmt CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
-find_package(valijson CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
 # RE2 gives the filters Go's regexp semantics (RE2 syntax, linear time, no backtracking).

@@ -12,9 +12,6 @@ if(FISKAI_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# valijson aborts the process on a bad schema unless built with exceptions.
-add_compile_definitions(VALIJSON_USE_EXCEPTIONS=1)
-
 # fiskai_add_library(<name> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
 # Declares the static library fiskai_<name> with the alias fiskai::<name>, public
 # headers under libs/<name>/include, and registers it for install and export.

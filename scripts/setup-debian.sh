@@ -12,7 +12,7 @@ packages=(
   libnats-dev nats-server
   # clang and its runtime: the a2a decoder is fuzzed with libFuzzer
   clang libclang-rt-14-dev
-  libvalijson-dev libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev libssl-dev
+  libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev libssl-dev
   catch2
   nodejs npm curl procps
 )

@@ -6,9 +6,11 @@ set -euo pipefail
 cxx=$1; bin=$2; src=$3; seconds=$4; shift 4
 mapfile -t sources < <(tr -d ',' < "$bin/libfuzzer_sources.txt" | sed '/^$/d')
 out="$bin/a2a_libfuzzer"
+root="$src/../.."  # valijson is vendored under third_party, beside its RE2 engine
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -DVALIJSON_USE_EXCEPTIONS=1 -I"$src/include" -I"$src/src" \
-  "${sources[@]}" -lboost_json -lcrypto -o "$out"
+  -DVALIJSON_USE_EXCEPTIONS=1 -DVALIJSON_USE_BOOST_REGEX=1 -I"$src/include" -I"$src/src" \
+  -isystem "$root/third_party/valijson/include" -isystem "$root/third_party/valijson-re2" \
+  "${sources[@]}" -lboost_json -lcrypto -lre2 -o "$out"
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 for seeds in "$@"; do cp "$seeds"/* "$corpus"/; done

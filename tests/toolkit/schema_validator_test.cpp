@@ -60,3 +60,40 @@ TEST_CASE("keywords valijson does not enforce are listed", "[schema]") {
     CHECK_THAT(k[1], Catch::Contains("/properties/email/format"));
     CHECK_THAT(k[2], Catch::Contains("/properties/tuple/prefixItems"));
 }
+
+TEST_CASE("patterns run in linear time and bounded stack whatever the input's length", "[schema][hostile]") {
+    // std::regex recursed once per character here and overflowed the stack near 15,000.
+    auto v = make(R"({"type":"object","properties":{"d":{"type":"string","pattern":"^[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+$"}}})");
+    for (const std::size_t n : {15'000UL, 1'000'000UL}) {
+        const std::string ok = std::string(n, '9') + "s";
+        CHECK_FALSE(v.validate(json::value{{"d", ok}}));
+        const std::string bad = std::string(n, '9') + "!";
+        const auto problem = v.validate(json::value{{"d", bad}});
+        REQUIRE(problem);
+        CHECK_THAT(*problem, Catch::Contains("property \"d\"") && Catch::Contains("regex"));
+    }
+}
+
+TEST_CASE("format checks survive huge values", "[schema][hostile]") {
+    auto v = make(R"({"type":"object","properties":{"t":{"type":"string","format":"date-time"},
+        "d":{"type":"string","format":"date"}}})");
+    CHECK_FALSE(v.validate(json::parse(R"({"t":"2026-12-01T10:00:00Z","d":"2026-12-01"})")));
+    const std::string digits(1'000'000, '1');
+    CHECK(v.validate(json::value{{"t", digits + "-01-01T00:00:00Z!"}}));
+    CHECK(v.validate(json::value{{"d", digits + "-13-01"}}));
+}
+
+TEST_CASE("patternProperties use the same engine", "[schema][hostile]") {
+    auto v = make(R"({"type":"object","patternProperties":{"^x[0-9]+$":{"type":"integer"}}})");
+    CHECK_FALSE(v.validate(json::parse(R"({"x12":3})")));
+    CHECK(v.validate(json::value{{"x" + std::string(200'000, '7'), "not an integer"}}));
+}
+
+TEST_CASE("a pattern RE2 cannot compile refuses every value and is reported", "[schema]") {
+    auto v = make(R"({"type":"object","properties":{"p":{"type":"string","pattern":"^(?=a)a$"}}})");
+    REQUIRE(v.unenforced_keywords().size() == 1);
+    CHECK_THAT(v.unenforced_keywords().front(),
+               Catch::Contains("/properties/p/pattern") && Catch::Contains("not valid RE2 syntax") &&
+                   Catch::Contains("every value will be refused"));
+    CHECK(v.validate(json::parse(R"({"p":"a"})")));
+}

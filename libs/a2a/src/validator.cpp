@@ -4,11 +4,12 @@
 #include "embedded_schemas.hpp"
 #include "json_text.hpp"
 
+#include <fiskai/valijson_re2.hpp>
+
 #include <valijson/adapters/boost_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
-#include <valijson/validator.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -30,8 +31,8 @@ static_assert(file_count == message_count + 1, "common.json and one schema per p
 
 // valijson's validator caches compiled regular expressions and is not thread-safe; the
 // compiled schemas are read-only. One validator per thread keeps both properties.
-valijson::Validator& thread_validator() {
-    thread_local valijson::Validator v;
+schema_support::validator& thread_validator() {
+    thread_local schema_support::validator v;
     return v;
 }
 

@@ -1,11 +1,12 @@
 #include <fiskai/toolkit/schema_validator.hpp>
 
 #include <boost/json/value.hpp>
+#include <fiskai/valijson_re2.hpp>
+
 #include <valijson/adapters/boost_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
-#include <valijson/validator.hpp>
 
 #include <fmt/format.h>
 
@@ -17,17 +18,27 @@ namespace {
 
 namespace json = boost::json;
 
-// Keywords of JSON Schema 2019-09/2020-12 that valijson 1.0 (draft 7) silently ignores.
+// Keywords of JSON Schema 2019-09/2020-12 that valijson (draft 7) silently ignores.
 const std::set<std::string, std::less<>> ignored_keywords = {
     "unevaluatedProperties", "unevaluatedItems", "prefixItems",   "dependentRequired", "dependentSchemas",
     "$anchor",               "$dynamicRef",      "$dynamicAnchor", "$recursiveRef",     "$recursiveAnchor",
     "minContains",           "maxContains"};
 // The formats valijson checks; any other format is accepted unchecked.
-const std::set<std::string, std::less<>> enforced_formats = {"date", "time", "date-time"};
+const std::set<std::string, std::less<>> enforced_formats = {"date", "time", "date-time", "ipv4"};
 
 // Keywords whose value is a map of name -> subschema.
 const std::set<std::string, std::less<>> schema_maps = {"properties", "patternProperties", "$defs", "definitions",
                                                         "dependentSchemas"};
+
+// Patterns are RE2 (Go's syntax). One RE2 cannot compile (lookaround, backreferences)
+// matches nothing, so every value is refused: said here, at registration.
+void check_pattern(const std::string& pattern, const std::string& pointer, std::vector<std::string>& out) {
+    const schema_support::re2_engine engine(pattern);
+    if (!engine.ok()) {
+        out.push_back(fmt::format("{} (pattern \"{}\" is not valid RE2 syntax: {}; every value will be refused)", pointer,
+                                  pattern, engine.error()));
+    }
+}
 
 void scan(const json::value& v, const std::string& pointer, std::vector<std::string>& out) {
     if (v.is_array()) {
@@ -42,6 +53,10 @@ void scan(const json::value& v, const std::string& pointer, std::vector<std::str
         if (ignored_keywords.contains(key)) out.push_back(fmt::format("{} ({} is not enforced)", here, key));
         if (key == "format" && kv.value().is_string() && !enforced_formats.contains(kv.value().get_string())) {
             out.push_back(fmt::format("{} (format \"{}\" is not enforced)", here, std::string(kv.value().get_string())));
+        }
+        if (key == "pattern" && kv.value().is_string()) check_pattern(std::string(kv.value().get_string()), here, out);
+        if (key == "patternProperties" && kv.value().is_object()) {
+            for (const auto& sub : kv.value().get_object()) check_pattern(std::string(sub.key()), here, out);
         }
         if (schema_maps.contains(key) && kv.value().is_object()) {
             for (const auto& sub : kv.value().get_object()) scan(sub.value(), here + "/" + std::string(sub.key()), out);
@@ -91,10 +106,15 @@ schema_validator::schema_validator(schema_validator&&) noexcept = default;
 schema_validator& schema_validator::operator=(schema_validator&&) noexcept = default;
 
 std::optional<std::string> schema_validator::validate(const json::value& instance) const {
-    valijson::Validator validator;
+    schema_support::validator validator;
     valijson::ValidationResults results;
     valijson::adapters::BoostJsonAdapter adapter(instance);
-    if (validator.validate(impl_->schema, adapter, &results)) return std::nullopt;
+    try {
+        if (validator.validate(impl_->schema, adapter, &results)) return std::nullopt;
+    } catch (const std::exception& e) {
+        // Boost.Regex (format checks) gives up on a match that grows too costly.
+        return fmt::format("the arguments could not be checked against the input schema: {}", e.what());
+    }
 
     // valijson reports each failure and then every enclosing schema that failed because
     // of it; only the innermost lines say something a caller can act on.

@@ -24,7 +24,8 @@ public:
     [[nodiscard]] std::optional<std::string> validate(const boost::json::value& instance) const;
 
     // Keywords present in the schema that this validator does not enforce (2019-09/2020-12
-    // keywords valijson 1.0 ignores, unenforced formats), each as a JSON pointer + keyword.
+    // keywords valijson ignores, unenforced formats, patterns RE2 cannot compile), each as a JSON
+    // pointer + keyword.
     [[nodiscard]] const std::vector<std::string>& unenforced_keywords() const noexcept;
 
 private:
