@@ -1,7 +1,8 @@
 #pragma once
 // A counting limit on concurrent work for coroutines. acquire() waits for a free slot,
-// first come first served, and honours the awaiting coroutine's cancellation; the
-// returned slot gives itself back when destroyed, from any thread.
+// first come first served, and honours the awaiting coroutine's cancellation: a cancelled
+// wait takes nothing and loses nothing. The returned slot gives itself back when
+// destroyed, from any thread.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -12,9 +13,9 @@
 namespace fiskai::toolkit {
 
 class slot_pool {
+public:
     struct state;
 
-public:
     class slot {
     public:
         slot() = default;
@@ -32,8 +33,13 @@ public:
         std::shared_ptr<state> state_;
     };
 
+    // The executor is not needed (each waiter sleeps on its own); kept so callers need not
+    // change.
     slot_pool(boost::asio::any_io_executor ex, std::size_t slots);
+    // Waiters still queued are woken with operation_aborted.
     ~slot_pool();
+    slot_pool(const slot_pool&) = delete;
+    slot_pool& operator=(const slot_pool&) = delete;
 
     // Throws boost::system::system_error (operation_aborted) when cancelled while waiting.
     boost::asio::awaitable<slot> acquire();
