@@ -70,7 +70,7 @@ TEST_CASE("tool calls: success, non-zero exit, timeout and unknown tool", "[a2a-
         auto r = a2a_test::run(env.ioc, client.invoke("demo", "sleep", R"({"duration":"20s"})", 15s), 20s);
         REQUIRE(r);
         CHECK(r->is_error);
-        CHECK(r->output == "running command \"sleep\": context deadline exceeded");
+        CHECK(r->output == "running command \"sleep\": context deadline exceeded (timed out after 1500ms)");
         CHECK_FALSE(r->exec);
     }
     SECTION("an unknown tool, and a confirm-gated one, are in-band refusals") {

@@ -303,7 +303,7 @@ TEST_CASE("a2a.engine: a call that outlives the timeout is cancelled and answere
     const auto r = run(ctx, s.execute(std::move(admitted), held), 5s);
     const auto m = default_validator().check_as<tool_reply>(r.body).value();
     CHECK(m.is_error);
-    CHECK(m.output == R"(running command "ping": context deadline exceeded)");
+    CHECK(m.output == R"(running command "ping": context deadline exceeded (timed out after 50ms))");
     CHECK_FALSE(m.exec);
     CHECK(cancelled);
 }

@@ -110,3 +110,11 @@ TEST_CASE("global flag errors are wrapped separately", "[argv]") {
     CHECK_THROWS_WITH(line("pub", R"({"context":["a",["b"]],"subject":"s"})"),
                       "building global flags for \"pub\": flag \"context\": unsupported value type array");
 }
+
+TEST_CASE("a NUL in any string is refused: exec would cut the argument short", "[argv][hostile]") {
+    CHECK_THROWS_WITH(line("stream_info", "{\"name\":\"ORD\\u0000ERS\"}"),
+                      Catch::Contains("argument \"name\"") &&
+                          Catch::Contains("NUL character, which no command-line argument can carry"));
+    CHECK_THROWS_WITH(line("stream_info", "{\"name\":\"ORDERS\",\"context\":\"a\\u0000b\"}"),
+                      Catch::Contains("building global flags") && Catch::Contains("NUL character"));
+}

@@ -7,6 +7,7 @@
 
 #include <fiskai/toolkit/outcome.hpp>
 #include <fiskai/toolkit/prompter.hpp>
+#include <fiskai/toolkit/tool_call.hpp>
 
 #include <optional>
 #include <boost/asio/co_spawn.hpp>
@@ -228,82 +229,57 @@ asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
     if (!held) throw std::invalid_argument("a2a: a tool call runs only in a held slot");
     const auto& im = *impl_;
     const auto& request = call.request;
-    toolkit::tool& tool = *call.tool;
-    const bool is_command = tool.kind() == toolkit::tool_kind::command;
-    const std::string& what = is_command ? tool.title() : tool.name();
-    im.log(log_level::info, "Running tool call",
-           {{"tool", tool.name()}, {"command", what}, {"sender", request.sender.name.empty() ? "unknown" : request.sender.name}});
-    const auto started = steady_clock::now();
+    const std::string sender = request.sender.name.empty() ? "unknown" : request.sender.name;
 
-    // Absent or null input: the tool gets an empty object.
-    boost::json::value arguments = boost::json::object{};
-    if (request.input) {
-        if (auto v = request.input->to_value(); !v.is_null()) arguments = std::move(v);
-    }
+    // Absent or null input: the pipeline hands the tool an empty object.
+    boost::json::value arguments = nullptr;
+    if (request.input) arguments = request.input->to_value();
 
-    toolkit::call_options options;
-    options.timeout = steady_clock::duration::zero();  // the deadline below is the one authority
-    options.asker = &toolkit::default_deny_prompter();  // nobody on this path can be asked
+    toolkit::tool_call_policy policy;
+    policy.timeout = im.options.call_timeout;
+    // No approve step: nobody on this path can be asked, so a gated tool is refused (and
+    // select() never serves one). The slot is already held, taken on the intake.
+    policy.call.asker = &toolkit::default_deny_prompter();
+    policy.on_start = [&](const toolkit::tool& t, const std::string&) {
+        im.log(log_level::info, "Running tool call",
+               {{"tool", t.name()}, {"command", t.kind() == toolkit::tool_kind::command ? t.title() : t.name()},
+                {"sender", sender}});
+    };
+    policy.on_finish = [&](const toolkit::tool& t, const std::string&, const toolkit::outcome& o,
+                           steady_clock::duration took) {
+        const auto duration = go_duration(took);
+        if (o.is_error()) {
+            im.log(log_level::error, "Tool call failed", {{"tool", t.name()}, {"duration", duration}, {"error", o.render()}});
+            return;
+        }
+        const auto* c = o.command();
+        const auto exit_code = std::to_string(c ? c->exit_code : 0);
+        im.log(log_level::info, "Tool call completed",
+               {{"tool", t.name()}, {"duration", duration}, {"exit_code", exit_code},
+                {"truncated", c && c->truncated ? "true" : "false"}});
+    };
+    const auto outcome = co_await toolkit::run_tool_call(call.tool, std::move(arguments), std::move(policy));
 
     tool_reply out;
-    auto harness_failure = [&](std::string_view cause) {
-        out.is_error = true;
-        out.output = std::string(is_command ? "running command " : "running tool ") + detail::go_quote(what) + ": " +
-                     std::string(cause);
-    };
-    // The tool's call, with an exception turned into a harness failure here: the race below
-    // waits for the first branch to complete *successfully*, so a throwing call would
-    // otherwise be reported as a timeout.
-    auto guarded = [&]() -> asio::awaitable<std::optional<toolkit::outcome>> {
-        try {
-            co_return co_await tool.call(arguments, std::move(options));
-        } catch (const std::exception& e) {
-            harness_failure(e.what());
-            co_return std::nullopt;
-        }
-    };
-    try {
-        asio::steady_timer deadline(co_await asio::this_coro::executor, im.options.call_timeout);
-        auto done = co_await (guarded() || deadline.async_wait(asio::use_awaitable));
-        if (done.index() == 1) {
-            harness_failure("context deadline exceeded");
-        } else if (!std::get<0>(done)) {
-            // harness_failure() recorded what the tool threw
-        } else {
-            const auto& outcome = *std::get<0>(done);
-            switch (outcome.type()) {
-            case toolkit::outcome::kind::command: {
-                const auto* c = outcome.command();
-                out.output = c->output;
-                out.exec = exec_result{c->command, c->exit_code, c->truncated};
-                break;
-            }
-            case toolkit::outcome::kind::json:
-                detail::append_ordered_value(out.output, *outcome.json());
-                break;
-            case toolkit::outcome::kind::content:
-                // The tool reply carries text: the content as a model would read it.
-                out.is_error = outcome.is_error();
-                out.output = outcome.render();
-                break;
-            case toolkit::outcome::kind::error:
-                out.is_error = true;
-                out.output = outcome.error_message();
-                break;
-            }
-        }
-    } catch (const std::exception& e) {
-        harness_failure(e.what());
+    switch (outcome.type()) {
+    case toolkit::outcome::kind::command: {
+        const auto* c = outcome.command();
+        out.output = c->output;
+        out.exec = exec_result{c->command, c->exit_code, c->truncated};
+        break;
     }
-
-    const auto took = go_duration(steady_clock::now() - started);
-    if (out.is_error) {
-        im.log(log_level::error, "Tool call failed", {{"tool", tool.name()}, {"duration", took}, {"error", out.output}});
-    } else {
-        const auto exit_code = std::to_string(out.exec ? out.exec->exit_code : 0);
-        im.log(log_level::info, "Tool call completed",
-               {{"tool", tool.name()}, {"duration", took}, {"exit_code", exit_code},
-                {"truncated", out.exec && out.exec->truncated ? "true" : "false"}});
+    case toolkit::outcome::kind::json:
+        detail::append_ordered_value(out.output, *outcome.json());
+        break;
+    case toolkit::outcome::kind::content:
+        // The tool reply carries text: the content as a model would read it.
+        out.is_error = outcome.is_error();
+        out.output = outcome.render();
+        break;
+    case toolkit::outcome::kind::error:
+        out.is_error = true;
+        out.output = outcome.error_message();
+        break;
     }
     co_return im.finish(out, request);
 }

@@ -2,11 +2,10 @@
 
 #include "server_impl.hpp"
 
-#include <fiskai/toolkit/command_tool.hpp>
-#include <fiskai/toolkit/argv.hpp>
 #include <fiskai/toolkit/go_json.hpp>
 #include <fiskai/toolkit/prompter.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
+#include <fiskai/toolkit/tool_call.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -18,6 +17,7 @@
 #include <fmt/format.h>
 #include <openssl/rand.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace fiskai::mcpserver {
@@ -46,6 +46,13 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
     if (ms % 60000 == 0) return fmt::format("{}m", ms / 60000);
     if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
     return fmt::format("{}ms", ms);
+}
+
+// Whole numbers go out as JSON integers: Boost.JSON writes the double 1 as `1E0`, which
+// strict clients reject as a progress value.
+json::value progress_number(double v) {
+    if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9007199254740992.0) return static_cast<std::int64_t>(v);
+    return v;
 }
 
 bool valid_mcp_tool_name(const std::string& name) { return toolkit::is_valid_name(name) && name.size() <= 128; }
@@ -276,11 +283,7 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
 
 asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s, json::value request_id,
                                                       json::object params, std::shared_ptr<outbound_stream> out) {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    auto cancel_state = co_await asio::this_coro::cancellation_state;
-    auto cancelled = [&] { return cancel_state.cancelled() != asio::cancellation_type::none; };
     (void)request_id;
-
     const auto* name_value = params.if_contains("name");
     const std::string name = name_value && name_value->is_string() ? std::string(name_value->get_string()) : "";
     auto t = find_tool(name);
@@ -288,27 +291,24 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         co_return error_result(fmt::format("unknown tool {}; call tools/list for the tools this server offers",
                                            toolkit::go_quote(name)));
     }
-    json::value arguments = json::object{};
-    if (const auto* a = params.if_contains("arguments"); a && !a->is_null()) arguments = *a;
-    if (!arguments.is_object()) {
-        co_return error_result(fmt::format("invalid arguments for tool {}: arguments must be an object",
-                                           toolkit::go_quote(name)));
-    }
+    json::value arguments = nullptr;
+    if (const auto* a = params.if_contains("arguments")) arguments = *a;
 
-    // Validate and render before anything else, so no human is asked to approve a call
-    // that could never run.
-    std::string command_line = t->name();
-    if (const auto* command = dynamic_cast<const toolkit::command_tool*>(t.get())) {
-        if (auto problem = command->check_arguments(arguments)) co_return error_result(*problem);
-        try {
-            command_line = command->preview(arguments);
-        } catch (const std::exception& e) {
-            co_return error_result(e.what());
+    std::optional<json::value> progress_token;
+    if (const auto* meta = params.if_contains("_meta"); meta && meta->is_object()) {
+        if (const auto* tok = meta->get_object().if_contains("progressToken"); tok && (tok->is_string() || tok->is_int64() || tok->is_uint64())) {
+            progress_token = *tok;
         }
     }
 
-    const auto requirement = t->confirm();
-    if (requirement.posture == toolkit::confirm_posture::required && options.confirm != confirm_mode::never) {
+    toolkit::tool_call_policy policy;
+    policy.timeout = options.call_timeout;
+    policy.slots = &slots;
+    policy.in_flight = &calls_in_flight;
+    policy.approve = [this, s, out](const toolkit::tool& gated, std::string command_line)
+        -> asio::awaitable<std::optional<toolkit::outcome>> {
+        const auto requirement = gated.confirm();
+        if (options.confirm == confirm_mode::never) co_return std::nullopt;
         // Read the capability now, not at connect time: the session is the authority.
         if (client_can_elicit_form(s->client_capabilities)) {
             std::optional<std::string> denial;
@@ -320,50 +320,30 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
             } catch (const std::exception& e) {
                 denial = approval_failed_text(command_line, e.what());
             }
-            if (denial) {
-                log(log_level::info, fmt::format("not running {}: {}", command_line, *denial));
-                co_return error_result(*denial);
-            }
-        } else if (options.confirm == confirm_mode::always) {
-            co_return error_result(cannot_elicit_text(command_line));
-        } else {
-            log(log_level::warning, fmt::format("running {} ungated: gated by {} but the client cannot elicit approval",
-                                                toolkit::go_quote(command_line), requirement.trigger_tag));
+            if (!denial) co_return std::nullopt;
+            log(log_level::info, fmt::format("not running {}: {}", command_line, *denial));
+            co_return toolkit::outcome::failure(std::move(*denial));
         }
-    }
-    if (cancelled()) co_return error_result(fmt::format("running command {}: context canceled", toolkit::go_quote(t->title())));
-
-    // The slot is taken only now: a human deliberating above holds none.
-    toolkit::slot_pool::slot slot;
-    try {
-        slot = co_await slots.acquire();
-    } catch (const std::exception&) {
-        co_return error_result(fmt::format("running command {}: context canceled while waiting for a free slot",
-                                           toolkit::go_quote(t->title())));
-    }
-
-    ++calls_in_flight;
-    const auto started = std::chrono::steady_clock::now();
-    log(log_level::info, fmt::format("Running {}", command_line));
-    send_log(*s, out, log_level::info, fmt::format("Running {}", command_line));
-
-    std::optional<json::value> progress_token;
-    if (const auto* meta = params.if_contains("_meta"); meta && meta->is_object()) {
-        if (const auto* tok = meta->get_object().if_contains("progressToken"); tok && (tok->is_string() || tok->is_int64() || tok->is_uint64())) {
-            progress_token = *tok;
-        }
-    }
-    auto progress = [this, out, progress_token, command_line](double value, std::string message) {
-        if (!progress_token) return;
-        out->push(make_notification("notifications/progress", json::object{{"progressToken", *progress_token},
-                                                                           {"progress", value},
-                                                                           {"message", std::move(message)}}));
+        if (options.confirm == confirm_mode::always) co_return toolkit::outcome::failure(cannot_elicit_text(command_line));
+        log(log_level::warning, fmt::format("running {} ungated: gated by {} but the client cannot elicit approval",
+                                            toolkit::go_quote(command_line), requirement.trigger_tag));
+        co_return std::nullopt;
+    };
+    policy.on_queued = [this](const toolkit::tool&, const std::string& command_line) {
+        log(log_level::info, fmt::format("Waiting for a free slot to run {}", command_line));
+    };
+    policy.on_start = [this, s, out](const toolkit::tool&, const std::string& command_line) {
+        log(log_level::info, fmt::format("Running {}", command_line));
+        send_log(*s, out, log_level::info, fmt::format("Running {}", command_line));
+    };
+    policy.on_finish = [this](const toolkit::tool&, const std::string& command_line, const toolkit::outcome& result,
+                              std::chrono::steady_clock::duration took) {
+        log(log_level::info, fmt::format("Finished {} in {}{}", command_line, describe_duration(took),
+                                         result.is_error() ? " (failed)" : ""));
     };
 
-    toolkit::call_options call_opts;
-    call_opts.timeout = options.call_timeout;
+    auto& call_opts = policy.call;
     call_opts.asker = &toolkit::default_deny_prompter();  // nothing on this path can prompt a human
-    call_opts.on_progress = [&progress](const toolkit::progress_update& u) { progress(u.progress, u.message); };
     call_opts.on_log = [this, s, out](std::string_view level, std::string_view text) {
         send_log(*s, out, parse_log_level(level).value_or(log_level::info), text);
     };
@@ -371,41 +351,36 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         return ask_client(s, out, std::move(method), std::move(request_params), options.elicitation_timeout);
     };
     call_opts.interrupt_stream = [out] { out->interrupt(); };
-
-    toolkit::outcome result = toolkit::outcome::failure("not run");
-    if (progress_token && t->kind() == toolkit::tool_kind::command) {
-        // A heartbeat while the command runs: clients reset their request timeouts on
-        // progress, and a person sees the call is alive.
-        auto ticker = [&]() -> asio::awaitable<void> {
-            progress(0, fmt::format("running {}", command_line));
-            asio::steady_timer tick(executor);
-            for (int n = 1;; ++n) {
-                tick.expires_after(options.progress_interval);
-                auto [ec] = co_await tick.async_wait(tuple_awaitable);
-                if (ec) co_return;
-                progress(n, fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
-            }
-        };
-        auto both = co_await (t->call(arguments, call_opts) || ticker());
-        if (both.index() == 0) result = std::get<0>(std::move(both));
-    } else if (progress_token) {
-        // An in-process tool reports its own progress through on_progress.
+    if (progress_token) {
+        // An in-process tool reports its own progress through on_progress; a command gets a
+        // heartbeat while it runs: clients reset their request timeouts on progress, and a
+        // person sees the call is alive.
         call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
-            json::object p{{"progressToken", token}, {"progress", u.progress}};
-            if (u.total) p["total"] = *u.total;
+            json::object p{{"progressToken", token}, {"progress", progress_number(u.progress)}};
+            if (u.total) p["total"] = progress_number(*u.total);
             if (!u.message.empty()) p["message"] = u.message;
             out->push(make_notification("notifications/progress", std::move(p)));
         };
-        result = co_await t->call(arguments, call_opts);
-    } else {
-        result = co_await t->call(arguments, call_opts);
+        policy.alongside = [this, out, token = *progress_token](const toolkit::tool& running,
+                                                                const std::string& command_line) -> asio::awaitable<void> {
+            if (running.kind() != toolkit::tool_kind::command) co_return;
+            auto beat = [&](std::int64_t n, std::string message) {
+                out->push(make_notification("notifications/progress", json::object{{"progressToken", token},
+                                                                                   {"progress", n},
+                                                                                   {"message", std::move(message)}}));
+            };
+            beat(0, fmt::format("running {}", command_line));
+            asio::steady_timer tick(executor);
+            for (std::int64_t n = 1;; ++n) {
+                tick.expires_after(options.progress_interval);
+                auto [ec] = co_await tick.async_wait(tuple_awaitable);
+                if (ec) co_return;
+                beat(n, fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
+            }
+        };
     }
-    --calls_in_flight;
-    slot = {};  // free the slot now, before the answer is written
-    log(log_level::info, fmt::format("Finished {} in {}{}", command_line,
-                                     describe_duration(std::chrono::steady_clock::now() - started),
-                                     result.is_error() ? " (failed)" : ""));
-    co_return call_result(result);
+
+    co_return call_result(co_await toolkit::run_tool_call(std::move(t), std::move(arguments), std::move(policy)));
 }
 
 asio::awaitable<std::optional<json::object>> server::impl::dispatch_request(std::shared_ptr<session> s,

@@ -23,7 +23,14 @@ bool parses_true(std::string_view s) {
 // written in its shortest round-trip form (never an exponent-only form like 1E0).
 std::string scalar_text(const json::value& v) {
     switch (v.kind()) {
-        case json::kind::string: return std::string(v.get_string());
+        case json::kind::string: {
+            // exec takes C strings: a NUL would silently cut the argument short, while
+            // the approval prompt and the reported command showed all of it.
+            if (v.get_string().find('\0') != json::string::npos) {
+                throw argv_error("the value contains a NUL character, which no command-line argument can carry");
+            }
+            return std::string(v.get_string());
+        }
         case json::kind::int64: return std::to_string(v.get_int64());
         case json::kind::uint64: return std::to_string(v.get_uint64());
         case json::kind::double_: {

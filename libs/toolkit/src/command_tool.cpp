@@ -4,22 +4,13 @@
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
+#include <fiskai/toolkit/tool_call.hpp>
 
 #include <boost/json/value.hpp>
 
 #include <fmt/format.h>
 
 namespace fiskai::toolkit {
-namespace {
-
-std::string describe(std::chrono::steady_clock::duration d) {
-    using namespace std::chrono;
-    const auto ms = duration_cast<milliseconds>(d).count();
-    if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
-    return fmt::format("{}ms", ms);
-}
-
-}  // namespace
 
 struct command_tool::validator_holder {
     schema_validator validator;
@@ -36,10 +27,15 @@ std::optional<std::string> command_tool::check_arguments(const boost::json::valu
     if (auto problems = validator_->validator.validate(input)) {
         return fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problems);
     }
+    try {
+        (void)render_argv(spec_, input);
+    } catch (const argv_error& e) {
+        return e.what();
+    }
     return std::nullopt;
 }
 
-std::string command_tool::preview(const boost::json::value& arguments) const {
+std::string command_tool::describe_call(const boost::json::value& arguments) const {
     return command_line(render_argv(spec_, arguments));
 }
 
@@ -75,9 +71,7 @@ boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments,
             co_return outcome::from_command(command_result{command_line(argv), r.exit_code, std::move(r.output),
                                                            r.truncated});
         case process_result::status::timed_out:
-            // Go's text first, so peers matching on it keep working; then what happened.
-            co_return outcome::failure(fmt::format("{}: context deadline exceeded (timed out after {})", running,
-                                                   describe(options.timeout)));
+            co_return outcome::failure(deadline_text(*this, options.timeout));
         case process_result::status::cancelled:
             co_return outcome::failure(fmt::format("{}: context canceled", running));
         case process_result::status::start_failed:

@@ -29,16 +29,20 @@ public:
     }
     [[nodiscard]] tool_kind kind() const override { return spec_.kind; }
 
+    [[nodiscard]] std::optional<std::string> check_arguments(const boost::json::value& arguments) const override {
+        if (!arguments.is_object() && !arguments.is_null()) {
+            return fmt::format("invalid arguments for tool {}: expected an object", go_quote(spec_.name));
+        }
+        if (auto problem = validator_.validate(arguments.is_null() ? boost::json::value(boost::json::object{}) : arguments)) {
+            return fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problem);
+        }
+        return std::nullopt;
+    }
+
     boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override {
+        if (auto problem = check_arguments(arguments)) co_return outcome::failure(std::move(*problem));
         boost::json::object input;
-        if (arguments.is_object()) {
-            input = arguments.get_object();
-        } else if (!arguments.is_null()) {
-            co_return outcome::failure(fmt::format("invalid arguments for tool {}: expected an object", go_quote(spec_.name)));
-        }
-        if (auto problem = validator_.validate(input)) {
-            co_return outcome::failure(fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problem));
-        }
+        if (arguments.is_object()) input = std::move(arguments.get_object());
         try {
             co_return co_await spec_.handler(input, options);
         } catch (const std::exception& e) {

@@ -40,10 +40,12 @@ public:
     boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override;
 
     [[nodiscard]] const command_spec& spec() const noexcept { return spec_; }
-    // The command line a call would run, for approval prompts; throws argv_error.
-    [[nodiscard]] std::string preview(const boost::json::value& arguments) const;
-    // nullopt when the arguments satisfy the input schema, else the violations.
-    [[nodiscard]] std::optional<std::string> check_arguments(const boost::json::value& arguments) const;
+    // nullopt when the arguments satisfy the input schema and render to a command line
+    // (no NUL in any string, every property known), else why not.
+    [[nodiscard]] std::optional<std::string> check_arguments(const boost::json::value& arguments) const override;
+    // The command line a call would run, for approval prompts; throws argv_error for
+    // arguments check_arguments refuses.
+    [[nodiscard]] std::string describe_call(const boost::json::value& arguments) const override;
 
 private:
     command_spec spec_;

@@ -91,6 +91,13 @@ public:
     [[nodiscard]] virtual confirm_requirement confirm() const = 0;
     [[nodiscard]] virtual tool_kind kind() const = 0;
 
+    // Whether these arguments may be run: nullopt, or why not (an in-band error text).
+    // Checked before any approval is asked for. The default accepts anything.
+    [[nodiscard]] virtual std::optional<std::string> check_arguments(const boost::json::value& arguments) const;
+    // What a call with these (checked) arguments would do, for approval prompts and logs:
+    // the command line for a command, the tool's name by default.
+    [[nodiscard]] virtual std::string describe_call(const boost::json::value& arguments) const;
+
     // Runs the tool. The arguments are taken by value: the coroutine may outlive the
     // caller's expression, so it must own what it reads.
     // Failures a caller can reason about (bad arguments, a command that

@@ -1,0 +1,140 @@
+#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/toolkit/slots.hpp>
+#include <fiskai/toolkit/tool_call.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <fmt/format.h>
+
+namespace fiskai::toolkit {
+namespace {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using std::chrono::steady_clock;
+
+// Whole seconds as "30s", anything finer as milliseconds: the bound as an operator set it.
+std::string describe_bound(steady_clock::duration d) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+    return fmt::format("{}ms", ms);
+}
+
+// Holds the in-flight count up for as long as it lives.
+struct in_flight_guard {
+    explicit in_flight_guard(std::size_t* c) : count(c) {
+        if (count != nullptr) ++*count;
+    }
+    ~in_flight_guard() {
+        if (count != nullptr) --*count;
+    }
+    in_flight_guard(const in_flight_guard&) = delete;
+    in_flight_guard& operator=(const in_flight_guard&) = delete;
+    std::size_t* count;
+};
+
+asio::awaitable<void> forever_until_cancelled() {
+    asio::steady_timer never(co_await asio::this_coro::executor, steady_clock::time_point::max());
+    co_await never.async_wait(asio::use_awaitable);
+}
+
+}  // namespace
+
+std::string running_text(const tool& t) {
+    return t.kind() == tool_kind::command ? fmt::format("running command {}", go_quote(t.title()))
+                                          : fmt::format("running tool {}", go_quote(t.name()));
+}
+
+std::string deadline_text(const tool& t, steady_clock::duration bound) {
+    return fmt::format("{}: context deadline exceeded (timed out after {})", running_text(t), describe_bound(bound));
+}
+
+asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments, tool_call_policy policy) {
+    // Cancellation is read, never thrown: the slot and the count must be restored below.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto cancel_state = co_await asio::this_coro::cancellation_state;
+    auto cancelled = [&] { return cancel_state.cancelled() != asio::cancellation_type::none; };
+
+    if (arguments.is_null()) arguments = boost::json::object{};
+    if (!arguments.is_object()) {
+        co_return outcome::failure(
+            fmt::format("invalid arguments for tool {}: arguments must be an object", go_quote(t->name())));
+    }
+    if (auto problem = t->check_arguments(arguments)) co_return outcome::failure(std::move(*problem));
+    const std::string command_line = t->describe_call(arguments);
+
+    const auto posture = t->confirm().posture;
+    if (posture == confirm_posture::unknown) {
+        co_return outcome::failure(fmt::format("tool {} cannot say whether it needs approval, so it is not run",
+                                               go_quote(t->name())));
+    }
+    if (posture == confirm_posture::required) {
+        if (!policy.approve) {
+            co_return outcome::failure(fmt::format(
+                "tool {} needs approval and nobody on this surface can give it, so it is not run", go_quote(t->name())));
+        }
+        if (auto refusal = co_await policy.approve(*t, command_line)) co_return std::move(*refusal);
+    }
+    if (cancelled()) co_return outcome::failure(running_text(*t) + ": context canceled");
+
+    // The slot is taken only now: a human deliberating above holds none.
+    slot_pool::slot slot;
+    if (policy.slots != nullptr) {
+        if (policy.on_queued && policy.slots->available() == 0) policy.on_queued(*t, command_line);
+        try {
+            slot = co_await policy.slots->acquire();
+        } catch (const std::exception&) {
+            co_return outcome::failure(running_text(*t) + ": context canceled while waiting for a free slot");
+        }
+    }
+
+    std::optional<outcome> result;
+    const auto started = steady_clock::now();
+    {
+        in_flight_guard counted(policy.in_flight);
+        if (policy.on_start) policy.on_start(*t, command_line);
+
+        auto call_options = std::move(policy.call);
+        call_options.timeout = steady_clock::duration::zero();
+        // An exception is this call's failure, caught here: the race below ends at the first
+        // branch to finish *successfully*, so a throwing call would look like a timeout.
+        auto guarded = [&]() -> asio::awaitable<std::optional<outcome>> {
+            try {
+                co_return co_await t->call(arguments, std::move(call_options));
+            } catch (const std::exception& e) {
+                result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.what()));
+            }
+            co_return std::nullopt;
+        };
+        auto deadline = [&]() -> asio::awaitable<void> {
+            if (policy.timeout <= steady_clock::duration::zero()) co_await forever_until_cancelled();
+            asio::steady_timer timer(co_await asio::this_coro::executor, policy.timeout);
+            co_await timer.async_wait(asio::use_awaitable);
+        };
+        auto alongside = [&]() -> asio::awaitable<void> {
+            if (policy.alongside) co_await policy.alongside(*t, command_line);
+            co_await forever_until_cancelled();
+        };
+
+        try {
+            auto first = co_await (guarded() || deadline() || alongside());
+            if (first.index() == 0) {
+                if (auto& r = std::get<0>(first)) result = std::move(*r);
+            } else if (first.index() == 1) {
+                result = outcome::failure(deadline_text(*t, policy.timeout));
+            }
+        } catch (const std::exception& e) {
+            if (!result) result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.what()));
+        }
+        if (!result) result = outcome::failure(running_text(*t) + ": context canceled");
+        slot = {};  // free the slot before anyone is told the call finished
+    }
+    if (policy.on_finish) policy.on_finish(*t, command_line, *result, steady_clock::now() - started);
+    co_return std::move(*result);
+}
+
+}  // namespace fiskai::toolkit
