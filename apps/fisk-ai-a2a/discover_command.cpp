@@ -17,6 +17,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <memory>
@@ -123,7 +124,23 @@ subcommand add_discover_command(CLI::App& parent) {
     cmd->add_option("--context", opts->context,
                     "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");
     cmd->add_flag("--json", opts->json, "Print the card as one JSON object: {name, version, protocols, tools}");
-    cmd->add_option("--timeout", opts->timeout_seconds, "Seconds to wait for the reply")->capture_default_str();
+    cmd->add_option("--timeout", opts->timeout_seconds, "Seconds to wait for the reply (more than 0, at most 3600)")
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                // CLI11's own range check lets NaN through (every comparison with it is false).
+                double v = 0;
+                try {
+                    v = std::stod(text);
+                } catch (const std::exception&) {
+                    v = 0;
+                }
+                if (std::isfinite(v) && v > 0 && v <= 3600) return {};
+                return fmt::format("--timeout {} is not a number of seconds between 0 (exclusive) and 3600; "
+                                   "pass for example --timeout 5 or --timeout 0.5",
+                                   text);
+            },
+            "SECONDS"));
     return {cmd, [opts] { return run_discover(*opts); }};
 }
 

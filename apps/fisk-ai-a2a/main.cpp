@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
     namespace app = fiskai::a2a::app;
     CLI::App cli("Operator tools for fisk-ai's agent-to-agent (a2a) protocol", "fisk-ai-a2a");
     cli.require_subcommand(1);
+    cli.set_version_flag("--version", std::string("fisk-ai-a2a ") + std::string(app::agent_version));
 
     const std::vector<app::subcommand> commands = {
         app::add_check_command(cli),

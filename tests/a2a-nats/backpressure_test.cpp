@@ -83,14 +83,58 @@ TEST_CASE("stopping takes no new request and lets the running one answer", "[a2a
     a2a_test::run_until_idle(env.ioc);
     CHECK_FALSE(svc.done->has_value());  // serve() waits for the running call
 
-    // The intake is closed: a new request finds nobody.
+    // The intake is closed: a new request finds nobody, or, while the broker has yet to
+    // confirm the drain, is refused at once; either way it never waits out its timeout.
+    const auto asked = std::chrono::steady_clock::now();
     auto late = a2a_test::run(env.ioc, client.invoke("svc", "gate", "", 5s));
     REQUIRE_FALSE(late);
-    CHECK(late.error().code == a2a::errc::agent_unavailable);
+    CHECK(std::chrono::steady_clock::now() - asked < 4s);
+    const bool nobody = late.error().code == a2a::errc::agent_unavailable;
+    const bool refused = late.error().message.find("the service is shutting down") != std::string::npos;
+    CAPTURE(late.error().message);
+    CHECK((nobody || refused));
 
     g.open(0);
     REQUIRE(run_until(env.ioc, [&] { return a->has_value() && svc.done->has_value(); }));
     REQUIRE(**a);
     CHECK((**a)->output == "opened\n");
     CHECK(tool->calls == 1);
+}
+
+TEST_CASE("stopping answers the requests already delivered to the process", "[a2a-nats][backpressure][shutdown]") {
+    nats_env env;
+    gates g;
+    auto tool = g.tool();
+    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
+    REQUIRE(svc.ready(env.ioc));
+    const auto service = svc.transport.service("svc");
+    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
+    a2a::client client(client_transport, {"caller"});
+
+    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
+    reply_slot b = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot c = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot d = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    // B waits in the intake for the slot; C and D wait in nats.c's queue, in this process.
+    REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 2; }));
+
+    svc.server.stop();
+    // C and D are refused at once, long before their 60 s: nobody will ever run them.
+    REQUIRE(run_until(env.ioc, [&] { return c->has_value() && d->has_value(); }, 10s));
+    for (const auto& refused : {c, d}) {
+        REQUIRE_FALSE(**refused);
+        CHECK_THAT((**refused).error().message, Catch::Contains("the service is shutting down"));
+    }
+    CHECK_FALSE(a->has_value());
+    CHECK_FALSE(b->has_value());
+
+    // What was admitted before the stop still runs and answers.
+    g.open(0);
+    REQUIRE(run_until(env.ioc, [&] { return a->has_value() && tool->calls == 2; }));
+    g.open(1);
+    REQUIRE(run_until(env.ioc, [&] { return b->has_value() && svc.done->has_value(); }));
+    REQUIRE(**a);
+    REQUIRE(**b);
+    CHECK(tool->calls == 2);
 }

@@ -122,3 +122,21 @@ TEST_CASE("a2a.app: --help answers", "[a2a][app]") {
     CHECK_THAT(sub.out, Catch::Contains("--encode"));
     CHECK(run_app("", empty.path).exit_code != 0);
 }
+
+TEST_CASE("a2a.app: --version names the program and its version", "[a2a][app]") {
+    const temp_input empty("");
+    const auto r = run_app("--version", empty.path);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "fisk-ai-a2a 0.1.0\n");
+}
+
+TEST_CASE("a2a.app: discover refuses a timeout that is not a positive, finite number of seconds", "[a2a][app]") {
+    const temp_input empty("");
+    for (const std::string bad : {"-1", "0", "nan", "NaN", "inf", "-inf", "1e9", "soon"}) {
+        CAPTURE(bad);
+        const auto r = run_app("discover peer --timeout " + bad, empty.path);
+        CHECK(r.exit_code != 0);
+        CHECK_THAT(r.err, Catch::Contains("--timeout " + bad + " is not a number of seconds"));
+        CHECK_THAT(r.err, Catch::Contains("--timeout 5"));
+    }
+}

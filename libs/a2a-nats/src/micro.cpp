@@ -147,8 +147,10 @@ struct detail::endpoint_state {
         }
     }
 
-    // Stops intake: the puller returns, nats.c drops what is pending, the endpoint leaves
-    // INFO and STATS, and a waiting next() gets nullopt.
+    // Stops intake: interest is withdrawn with a drain (not an unsubscribe, which would
+    // drop what nats.c already holds), the puller answers every request delivered before
+    // the drain took effect, the endpoint leaves INFO and STATS, and a waiting next() gets
+    // nullopt.
     static void shutdown(const std::shared_ptr<endpoint_state>& self) noexcept {
         {
             std::lock_guard lock(self->mutex);
@@ -156,7 +158,8 @@ struct detail::endpoint_state {
             self->closing = true;
         }
         self->wake.notify_all();
-        natsSubscription_Unsubscribe(self->sub);  // wakes a puller blocked in NextMsg
+        // Wakes a puller blocked in NextMsg once the server has confirmed the drain.
+        if (natsSubscription_Drain(self->sub) != NATS_OK) natsSubscription_Unsubscribe(self->sub);
         {
             std::lock_guard lock(self->service->mutex);
             std::erase_if(self->service->endpoints, [&](const std::weak_ptr<endpoint_state>& w) {
@@ -170,6 +173,31 @@ struct detail::endpoint_state {
         return request(self, std::move(m.subject), std::move(m.reply), std::move(m.data));
     }
 
+    // Requests that reached this process before the drain took effect: nobody will run
+    // them, so each is refused now rather than left to its caller's timeout. Bounded: a
+    // broker that never confirms the drain cannot hold shutdown up.
+    static void refuse_pending(const std::shared_ptr<endpoint_state>& self) {
+        const auto until = steady_clock::now() + std::chrono::seconds(5);
+        while (steady_clock::now() < until) {
+            natsMsg* msg = nullptr;
+            const natsStatus s = natsSubscription_NextMsg(&msg, self->sub, 250);
+            if (s == NATS_TIMEOUT) {
+                if (!natsSubscription_IsValid(self->sub)) return;  // drained: nothing more will come
+                continue;
+            }
+            if (s == NATS_SLOW_CONSUMER) continue;
+            if (s != NATS_OK) return;
+            auto copy = a2a_nats::detail::copy_message(msg);
+            natsMsg_Destroy(msg);
+            refuse(self, std::move(copy));
+        }
+    }
+
+    static void refuse(const std::shared_ptr<endpoint_state>& self, a2a_nats::detail::message_copy m) {
+        if (m.reply.empty()) return;
+        make(self, std::move(m)).respond_error(503, "the service is shutting down; send the request again");
+    }
+
     // The puller: takes one message from nats.c each time next() wants one. Runs on its own
     // thread so that a consumer that stops asking leaves the messages in nats.c's bounded
     // pending queue.
@@ -178,7 +206,10 @@ struct detail::endpoint_state {
             {
                 std::unique_lock lock(self->mutex);
                 self->wake.wait(lock, [&] { return self->wanted || self->closing; });
-                if (self->closing) return;
+            }
+            if (self->closing) {
+                refuse_pending(self);
+                return;
             }
             natsMsg* msg = nullptr;
             const natsStatus s = natsSubscription_NextMsg(&msg, self->sub, 60'000);
@@ -200,7 +231,11 @@ struct detail::endpoint_state {
                 self->wanted = false;
             }
             asio::post(self->service->executor, [self, copy = std::move(copy)]() mutable {
-                // Closed meanwhile: the request is dropped here, and answers 500 as it goes.
+                // Closed meanwhile (the channel closes on this executor only): refused.
+                if (!self->channel.is_open()) {
+                    refuse(self, std::move(copy));
+                    return;
+                }
                 self->channel.try_send(boost::system::error_code{}, make(self, std::move(copy)));
             });
         }
