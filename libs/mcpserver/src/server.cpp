@@ -4,7 +4,8 @@
 
 #include <fiskai/toolkit/command_tool.hpp>
 #include <fiskai/toolkit/argv.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/name.hpp>
 #include <fiskai/toolkit/prompter.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
 
@@ -48,7 +49,7 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
     return fmt::format("{}ms", ms);
 }
 
-bool valid_mcp_tool_name(const std::string& name) { return toolkit::is_valid_name(name) && name.size() <= 128; }
+bool valid_mcp_tool_name(const std::string& name) { return gocompat::is_valid_name(name) && name.size() <= 128; }
 
 }  // namespace
 
@@ -84,7 +85,7 @@ void check_builtin_collisions(const toolkit::tool_list& commands, const toolkit:
                 throw std::runtime_error(fmt::format(
                     "cannot expose built-in {} over MCP: a wrapped command already exposes a tool with that name; "
                     "exclude or rename it",
-                    toolkit::go_quote(b->name())));
+                    gocompat::quote(b->name())));
             }
         }
     }
@@ -95,7 +96,7 @@ server::impl::impl(asio::any_io_executor ex, server_options o)
 
 void server::impl::register_tools(const toolkit::tool_list& commands, const toolkit::tool_list& builtins) {
     auto add = [&](const toolkit::tool_ptr& t, std::string_view kind) {
-        const auto quoted = toolkit::go_quote(t->name());
+        const auto quoted = gocompat::quote(t->name());
         if (!t->exposed().on(toolkit::surface::mcp)) {
             report.warnings.push_back(fmt::format("skipping {} {}: it does not declare MCP exposure", kind, quoted));
             return;
@@ -286,13 +287,13 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     auto t = find_tool(name);
     if (!t) {
         co_return error_result(fmt::format("unknown tool {}; call tools/list for the tools this server offers",
-                                           toolkit::go_quote(name)));
+                                           gocompat::quote(name)));
     }
     json::value arguments = json::object{};
     if (const auto* a = params.if_contains("arguments"); a && !a->is_null()) arguments = *a;
     if (!arguments.is_object()) {
         co_return error_result(fmt::format("invalid arguments for tool {}: arguments must be an object",
-                                           toolkit::go_quote(name)));
+                                           gocompat::quote(name)));
     }
 
     // Validate and render before anything else, so no human is asked to approve a call
@@ -328,10 +329,10 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
             co_return error_result(cannot_elicit_text(command_line));
         } else {
             log(log_level::warning, fmt::format("running {} ungated: gated by {} but the client cannot elicit approval",
-                                                toolkit::go_quote(command_line), requirement.trigger_tag));
+                                                gocompat::quote(command_line), requirement.trigger_tag));
         }
     }
-    if (cancelled()) co_return error_result(fmt::format("running command {}: context canceled", toolkit::go_quote(t->title())));
+    if (cancelled()) co_return error_result(fmt::format("running command {}: context canceled", gocompat::quote(t->title())));
 
     // The slot is taken only now: a human deliberating above holds none.
     toolkit::slot_pool::slot slot;
@@ -339,7 +340,7 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         slot = co_await slots.acquire();
     } catch (const std::exception&) {
         co_return error_result(fmt::format("running command {}: context canceled while waiting for a free slot",
-                                           toolkit::go_quote(t->title())));
+                                           gocompat::quote(t->title())));
     }
 
     ++calls_in_flight;
@@ -460,7 +461,7 @@ void server::impl::handle_notification(const std::shared_ptr<session>& s, const 
         } else {
             what = "elicitation unsupported, confirm-tagged tools run ungated";
         }
-        log(log_level::info, fmt::format("Client {} connected: {}", toolkit::go_quote(s->client_name), what));
+        log(log_level::info, fmt::format("Client {} connected: {}", gocompat::quote(s->client_name), what));
         return;
     }
     if (n.method == "notifications/cancelled") {

@@ -1,6 +1,6 @@
 #include <fiskai/toolkit/application.hpp>
 #include <fiskai/toolkit/command_tool.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
 
@@ -20,7 +20,7 @@ boost::asio::awaitable<fisk_application> introspect(std::string application_path
     ps.capture = capture_mode::head_only;
     auto r = co_await run_process(std::move(ps));
 
-    const auto path = go_quote(application_path);
+    const auto path = gocompat::quote(application_path);
     using status = process_result::status;
     if (r.state == status::timed_out) {
         const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
