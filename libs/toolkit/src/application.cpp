@@ -1,5 +1,6 @@
 #include <fiskai/toolkit/application.hpp>
 #include <fiskai/toolkit/command_tool.hpp>
+#include <fiskai/gocompat/duration.hpp>
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
@@ -23,9 +24,8 @@ boost::asio::awaitable<fisk_application> introspect(std::string application_path
     const auto path = gocompat::quote(application_path);
     using status = process_result::status;
     if (r.state == status::timed_out) {
-        const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-        throw introspection_error(fmt::format(
-            "introspecting {} timed out after {}s; the binary must respond within this window", path, secs));
+        throw introspection_error(fmt::format("introspecting {} timed out after {}; the binary must respond within this window",
+                                              path, gocompat::format_duration(timeout)));
     }
     if (r.state == status::cancelled) throw introspection_error(fmt::format("introspecting {}: context canceled", path));
     if (r.state == status::start_failed) throw introspection_error(fmt::format("introspecting {}: {}", path, r.error));
