@@ -5,9 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,10 +88,13 @@ TEST_CASE("gocompat: JSON lines are one valid object each, with time, level, msg
 
 TEST_CASE("gocompat: stream_logger writes whole lines, drops below its level, parses as JSON", "[gocompat][log]") {
     pipe_fds p;
-    const auto log = stream_logger({.format = log_format::json, .min_level = log_level::info, .fd = p.write_end});
-    log.debug("not shown");
-    log.info("Tool call completed", {{"tool", "demo_echo"}, {"duration", "12ms"}});
-    log(log_level::error, "Tool call failed", {{"error", "exit status 1"}});
+    {
+        // The logger writes the pipe through its own description: it must be gone for EOF.
+        const auto log = stream_logger({.format = log_format::json, .min_level = log_level::info, .fd = p.write_end});
+        log.debug("not shown");
+        log.info("Tool call completed", {{"tool", "demo_echo"}, {"duration", "12ms"}});
+        log(log_level::error, "Tool call failed", {{"error", "exit status 1"}});
+    }
     p.close_write();
     const auto lines = lines_of(read_all(p.read_end));
     REQUIRE(lines.size() == 2);
@@ -149,4 +154,41 @@ TEST_CASE("gocompat: an empty logger drops everything; formats parse by name", "
     CHECK(parse_log_format("json") == log_format::json);
     CHECK_FALSE(parse_log_format("JSON"));
     CHECK_FALSE(parse_log_format(""));
+}
+
+TEST_CASE("gocompat: a stalled pipe costs one write budget, then records drop at once", "[gocompat][log]") {
+    using namespace std::chrono_literals;
+    using clock = std::chrono::steady_clock;
+    pipe_fds p;
+    {
+        const auto log = stream_logger({.fd = p.write_end, .write_budget = 50ms});
+        // The logger leaves the descriptor it was given as it was.
+        CHECK((::fcntl(p.write_end, F_GETFL) & O_NONBLOCK) == 0);
+        // Fill the pipe as a reader that stopped reading would leave it.
+        REQUIRE(::fcntl(p.write_end, F_SETFL, O_NONBLOCK) == 0);
+        const std::string block(4096, 'f');
+        std::size_t filled = 0;
+        for (ssize_t n; (n = ::write(p.write_end, block.data(), block.size())) > 0;) filled += static_cast<std::size_t>(n);
+        REQUIRE(filled > 0);
+
+        const auto t0 = clock::now();
+        log.info("dropped after the budget");
+        const auto t1 = clock::now();
+        CHECK(t1 - t0 >= 45ms);
+        CHECK(t1 - t0 < 5s);
+        for (int i = 0; i < 100; ++i) log.info("dropped at once");
+        // 100 records waiting out their budget would take 5 s.
+        CHECK(clock::now() - t1 < 2s);
+
+        // The reader catches up: the next record goes out whole.
+        REQUIRE(::fcntl(p.read_end, F_SETFL, O_NONBLOCK) == 0);
+        std::array<char, 4096> buf{};
+        std::size_t drained = 0;
+        for (ssize_t n; (n = ::read(p.read_end, buf.data(), buf.size())) > 0;) drained += static_cast<std::size_t>(n);
+        CHECK(drained == filled);
+        REQUIRE(::fcntl(p.read_end, F_SETFL, 0) == 0);
+        log.info("after the stall", {{"ok", "yes"}});
+    }
+    p.close_write();
+    CHECK(read_all(p.read_end) == "after the stall ok=yes\n");
 }

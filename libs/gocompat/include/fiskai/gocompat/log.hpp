@@ -89,12 +89,19 @@ struct stream_logger_options {
     log_format format = log_format::text;
     log_level min_level = log_level::info;  // records below it are dropped
     int fd = 2;                             // stderr
+    // How long one record may wait for a full pipe before it is dropped. While the pipe
+    // stays full, later records try once and drop at once, so a stalled log reader costs
+    // the calling thread this budget once per stall, not once per line.
+    std::chrono::milliseconds write_budget{100};
 };
 
 // A logger writing one line per record to a file descriptor. Each line goes out in one
 // write(2) (retried only for EINTR or a short write), never through a buffered stream, so
-// lines from several threads do not interleave and nothing flushes per character. A
-// failed write drops the line: logging never throws into the caller.
+// lines from several threads do not interleave and nothing flushes per character. When
+// the descriptor is a pipe, the logger writes through its own non-blocking description of
+// it (stderr's own flags are left alone) and waits at most `write_budget` for room. A
+// failed or timed-out write drops the line: logging never throws into, nor stalls, the
+// caller.
 [[nodiscard]] logger stream_logger(stream_logger_options options = {});
 
 }  // namespace fiskai::gocompat
