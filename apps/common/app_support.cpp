@@ -7,12 +7,49 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdio>
 
 namespace fiskai::app {
 
-void log_warning(std::string_view text) { fmt::print(stderr, "warning: {}\n", text); }
-void log_info(std::string_view text) { fmt::print(stderr, "{}\n", text); }
+namespace {
+// Read on every record, so a logger handed out before the flag was parsed follows it.
+std::atomic<gocompat::log_format> current_log_format{gocompat::log_format::text};
+}  // namespace
+
+gocompat::logger process_logger() {
+    static const gocompat::logger text = gocompat::stream_logger({.format = gocompat::log_format::text});
+    static const gocompat::logger json = gocompat::stream_logger({.format = gocompat::log_format::json});
+    return [](gocompat::log_level level, std::string_view message, gocompat::log_fields fields) {
+        const auto& target = current_log_format.load(std::memory_order_relaxed) == gocompat::log_format::json ? json : text;
+        target.log(level, message, fields);
+    };
+}
+
+void set_log_format(gocompat::log_format format) { current_log_format.store(format, std::memory_order_relaxed); }
+
+void add_log_format_option(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--log-format",
+           [](const std::string& value) {
+               if (const auto format = gocompat::parse_log_format(value)) set_log_format(*format);
+           },
+           fmt::format("How log lines on stderr are written: {} (default text; json writes one object per line "
+                       "with time, level, msg and the record's fields)",
+                       gocompat::log_format_choices))
+        ->type_name("FORMAT")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+                if (gocompat::parse_log_format(value)) return {};
+                return fmt::format("invalid log format \"{}\": choose one of {}", value, gocompat::log_format_choices);
+            },
+            "text|json", "log format"));
+    // The flag may follow a subcommand: its unknown options fall through to `app`.
+    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->fallthrough();
+}
+
+void log_warning(std::string_view text) { process_logger().warn(text); }
+void log_info(std::string_view text) { process_logger().info(text); }
 
 namespace {
 toolkit::tool_filter to_filter(const config::filter& f) { return {f.tools, f.tags}; }

@@ -3,16 +3,28 @@
 // libraries' options, load the wrapped application's tools, and log to stderr.
 
 #include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/log.hpp>
 #include <fiskai/toolkit/application.hpp>
 
 #include <boost/json/object.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include <string>
 #include <string_view>
 
 namespace fiskai::app {
 
-// Log lines go to stderr, one per line, prefixed with the program name.
+// The process's logger: one line per record on stderr, debug dropped, text (`warning: `
+// and `error: ` prefixes, info plain) until --log-format json selects JSON lines. Every
+// library the app wires gets this one.
+[[nodiscard]] gocompat::logger process_logger();
+void set_log_format(gocompat::log_format format);
+
+// `--log-format text|json` on `app`, accepted before or after any of its subcommands
+// (call it after adding them). A bad value is refused naming it and the choices.
+void add_log_format_option(CLI::App& app);
+
 void log_warning(std::string_view text);
 void log_info(std::string_view text);
 

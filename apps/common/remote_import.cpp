@@ -4,10 +4,11 @@
 
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
-#include <fiskai/config/duration.hpp>
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/conns/connection.hpp>
 #include <fiskai/conns/context.hpp>
-#include <fiskai/toolkit/go_json.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -62,7 +63,7 @@ boost::asio::awaitable<remotetools::import_result> import_remote_tools(std::shar
     // The tools hold the link: the connection lives as long as any of them.
     remotetools::invoker call = [link](std::string host, std::string tool,
                                        boost::json::value input) -> boost::asio::awaitable<remotetools::tool_reply> {
-        const std::string text = input.is_null() ? std::string() : toolkit::go_json(input);
+        const std::string text = input.is_null() ? std::string() : gocompat::to_json(input);
         auto reply = co_await link->client->invoke(std::move(host), std::move(tool), text);
         if (!reply) throw std::runtime_error(reply.error().message);
         remotetools::tool_reply r;
@@ -119,17 +120,17 @@ boost::json::array imported_tools_json(const remotetools::import_result& r) {
 }
 
 std::string rtt_text(std::chrono::nanoseconds d) {
-    return config::format_go_duration(std::chrono::round<std::chrono::milliseconds>(d));
+    return gocompat::format_duration(std::chrono::round<std::chrono::milliseconds>(d));
 }
 
 std::string host_status_line(const remotetools::host_outcome& h, const std::string& nats_context) {
     if (h.error) {
         return fmt::format("  {}: UNAVAILABLE via context {} after {}: {}", h.name,
-                           toolkit::go_quote(nats_context.empty() ? "(selected)" : nats_context), rtt_text(h.rtt),
+                           gocompat::quote(nats_context.empty() ? "(selected)" : nats_context), rtt_text(h.rtt),
                            *h.error);
     }
     return fmt::format("  {} ({}): reachable in {}, advertised {} tool(s), imported {} as {}", h.name, h.version,
-                       rtt_text(h.rtt), h.advertised, h.imported.size(), toolkit::go_quote(h.alias));
+                       rtt_text(h.rtt), h.advertised, h.imported.size(), gocompat::quote(h.alias));
 }
 
 }  // namespace fiskai::app

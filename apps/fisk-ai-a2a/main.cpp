@@ -3,6 +3,8 @@
 #include "commands.hpp"
 #include "nats_commands.hpp"
 
+#include "app_support.hpp"
+
 #include <fmt/core.h>
 
 #include <exception>
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
         app::add_discover_command(cli),
         app::add_info_command(cli),
     };
+    fiskai::app::add_log_format_option(cli);
 
     CLI11_PARSE(cli, argc, argv);
     try {

@@ -5,8 +5,8 @@
 
 #include "commands.hpp"
 
-#include <fiskai/a2a/log.hpp>
 #include <fiskai/conns/connection.hpp>
+#include <fiskai/gocompat/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -25,9 +25,8 @@ subcommand add_discover_command(CLI::App& parent);
 // `info --config F [--json]`: what this agent serves and each remote host's status.
 subcommand add_info_command(CLI::App& parent);
 
-// Library log lines on stderr: `warning: ...`, `error: ...`, info plain, debug dropped.
-a2a::logger stderr_logger();
-conns::logger stderr_conns_logger();
+// The process logger (apps/common): stderr, in the format --log-format chose.
+gocompat::logger stderr_logger();
 
 // Connection options for a command: its name, events logged on `executor`.
 conns::connect_options connection_options(std::string_view identity, boost::asio::any_io_executor executor);

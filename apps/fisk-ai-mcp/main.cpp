@@ -209,14 +209,7 @@ int run_serve(const serve_options& o) {
     so.max_concurrent_calls = static_cast<std::size_t>(mcp.limits.effective_concurrency());
     so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(mcp.limits.effective_timeout());
     so.allowed_origins = mcp.allowed_origins;
-    so.log = [](mcpserver::log_level level, std::string_view text) {
-        if (level == mcpserver::log_level::debug) return;
-        if (level >= mcpserver::log_level::warning) {
-            app::log_warning(text);
-        } else {
-            app::log_info(text);
-        }
-    };
+    so.log = app::process_logger();
     mcpserver::server srv(ioc.get_executor(), so, commands, served_builtins);
     const auto& reg = srv.registered();
     for (const auto& w : reg.warnings) app::log_warning(w);
@@ -303,6 +296,7 @@ int main(int argc, char** argv) {
     info_cmd->add_option("-c,--config", info.config_path, "The fisk-ai YAML configuration file");
     info_cmd->add_flag("--json", info.json,
                        "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
+    app::add_log_format_option(cli);
 
     try {
         cli.parse(argc, argv);

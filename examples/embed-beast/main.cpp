@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     mcpserver::server_options options;
     options.name = "embed-beast";
     options.require_loopback_host = true;  // we bind to loopback below
-    options.log = [](mcpserver::log_level, std::string_view text) { fmt::print(stderr, "{}\n", text); };
+    options.log = fiskai::gocompat::stream_logger();  // text lines on stderr
     mcpserver::server mcp(ioc.get_executor(), options, my_tools());
 
     tcp::acceptor acceptor(ioc, {asio::ip::make_address("127.0.0.1"), port});

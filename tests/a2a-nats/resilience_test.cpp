@@ -75,7 +75,9 @@ TEST_CASE("the broker restarting mid-run: the service comes back and serves agai
     std::vector<std::string> events;
     auto server_options = test_options("server");
     server_options.executor = ioc.get_executor();
-    server_options.log = [&events](conns::log_level, std::string_view text) { events.emplace_back(text); };
+    server_options.log = [&events](fiskai::gocompat::log_level, std::string_view text, fiskai::gocompat::log_fields) {
+        events.emplace_back(text);
+    };
     auto server_conn = conns::connection::dial_url(broker->url(), server_options);
     auto client_conn = conns::connection::dial_url(broker->url(), test_options("client"));
     serving svc(ioc, *server_conn, {a2a_test::make_tool({.name = "ping"})}, options("svc"));

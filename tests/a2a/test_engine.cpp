@@ -23,10 +23,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
+using fiskai::gocompat::log_level;
+using fiskai::gocompat::logger;
+
+// Each record as the text format writes its message and fields (the level kept apart).
 struct log_capture {
     std::vector<std::pair<log_level, std::string>> lines;
     logger sink() {
-        return [this](log_level l, std::string_view text) { lines.emplace_back(l, std::string(text)); };
+        return [this](log_level l, std::string_view message, fiskai::gocompat::log_fields fields) {
+            std::string line = fiskai::gocompat::format_text_line(log_level::info, message, fields);
+            line.pop_back();  // the newline
+            lines.emplace_back(l, std::move(line));
+        };
     }
     bool has(log_level l, std::string_view text) const {
         return std::any_of(lines.begin(), lines.end(), [&](const auto& e) { return e.first == l && e.second == text; });

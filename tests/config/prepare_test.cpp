@@ -441,13 +441,3 @@ expose: {agent: {tools: {include: {tags: [a]}, exclude: {tools: ["^x$"]}}}}
     CHECK(lenient("include: {}").include.empty());
     CHECK_FALSE(filter{{}, {""}}.empty());
 }
-
-TEST_CASE("config: is_valid_identity is ^[a-zA-Z0-9_-]+$", "[config][prepare]") {
-    CHECK(is_valid_identity("agent_1-prod"));
-    CHECK(is_valid_identity("A"));
-    CHECK(is_valid_identity("-"));
-    for (const char* bad : {"", "agent 1", "agent.1", "agent*", "agent>", "ag/ent", "caf\u00E9", "a\n"}) {
-        INFO(bad);
-        CHECK_FALSE(is_valid_identity(bad));
-    }
-}

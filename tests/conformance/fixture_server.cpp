@@ -11,7 +11,8 @@
 #include <fiskai/mcpserver/protocol.hpp>
 #include <fiskai/mcpserver/server.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/log.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -134,7 +135,7 @@ toolkit::tool_list fixture_tools() {
             json::object message{{"role", "user"}, {"content", text_block(std::string(args.at("prompt").as_string()))}};
             json::object params{{"messages", json::array{std::move(message)}}, {"maxTokens", 100}};
             auto answer = co_await ask(o, "sampling/createMessage", std::move(params));
-            std::string reply = toolkit::go_json(answer);
+            std::string reply = gocompat::to_json(answer);
             if (const auto* c = answer.if_contains("content"); c && c->is_object()) {
                 if (const auto* t = c->get_object().if_contains("text"); t && t->is_string()) reply = t->get_string();
             }
@@ -151,7 +152,7 @@ toolkit::tool_list fixture_tools() {
             if (auto problem = mcpserver::check_elicitation_result(form.schema(), answer)) {
                 co_return outcome::failure("the answer was refused: " + *problem);
             }
-            co_return content({text_block("User response: " + toolkit::go_json(answer))});
+            co_return content({text_block("User response: " + gocompat::to_json(answer))});
         },
         string_args({"message"})));
     tools.push_back(fixture(
@@ -165,7 +166,7 @@ toolkit::tool_list fixture_tools() {
                 .boolean("verified", "Verification status", false, true);
             auto answer = co_await ask(o, "elicitation/create",
                                        mcpserver::form_elicitation("Please review and update the form fields with defaults", form));
-            co_return content({text_block("Elicitation completed: " + toolkit::go_json(answer))});
+            co_return content({text_block("Elicitation completed: " + gocompat::to_json(answer))});
         }));
     tools.push_back(fixture(
         "test_elicitation_sep1330_enums", "Asks with every kind of enum field",
@@ -183,12 +184,12 @@ toolkit::tool_list fixture_tools() {
             if (auto problem = mcpserver::check_elicitation_result(form.schema(), answer)) {
                 co_return outcome::failure("the answer was refused: " + *problem);
             }
-            co_return content({text_block("Elicitation completed: " + toolkit::go_json(answer))});
+            co_return content({text_block("Elicitation completed: " + gocompat::to_json(answer))});
         }));
     tools.push_back(fixture(
         "json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
         [](const json::object& args, const toolkit::call_options&) -> asio::awaitable<outcome> {
-            co_return content({text_block("Received: " + toolkit::go_json(args))});
+            co_return content({text_block("Received: " + gocompat::to_json(args))});
         },
         json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
             "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
@@ -291,9 +292,7 @@ int main(int argc, char** argv) {
     asio::io_context ioc;
     mcpserver::server_options options;
     options.name = "fisk-ai-conformance-server";
-    options.log = [](mcpserver::log_level level, std::string_view text) {
-        if (level >= mcpserver::log_level::info) fmt::print(stderr, "{}\n", text);
-    };
+    options.log = gocompat::stream_logger();
     mcpserver::server srv(ioc.get_executor(), options, fixture_tools());
     add_fixtures(srv);
     for (const auto& w : srv.registered().warnings) fmt::print(stderr, "warning: {}\n", w);

@@ -2,6 +2,9 @@
 
 #include "nats_util.hpp"
 
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/time.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/channel.hpp>
 #include <boost/asio/post.hpp>
@@ -14,7 +17,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <ctime>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -26,12 +28,6 @@ namespace asio = boost::asio;
 using std::chrono::steady_clock;
 
 namespace {
-
-bool valid_name(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
-}
 
 // A subject a subscription may use: non-empty tokens of printable characters.
 bool valid_subject(std::string_view s) {
@@ -45,24 +41,6 @@ std::string one_line(std::string_view s) {
     const auto b = out.find_first_not_of(' ');
     if (b == std::string::npos) return {};
     return out.substr(b, out.find_last_not_of(' ') - b + 1);
-}
-
-// Go's time.Time JSON form: RFC 3339 with nanoseconds, trailing zeros trimmed, UTC.
-std::string rfc3339_now() {
-    const auto now = std::chrono::system_clock::now();
-    const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
-    const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now - secs).count();
-    const std::time_t t = std::chrono::system_clock::to_time_t(secs);
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                                  tm.tm_hour, tm.tm_min, tm.tm_sec);
-    if (nanos != 0) {
-        std::string frac = fmt::format("{:09}", nanos);
-        while (frac.back() == '0') frac.pop_back();
-        out += "." + frac;
-    }
-    return out + "Z";
 }
 
 boost::json::object to_json(const metadata& m) {
@@ -386,7 +364,7 @@ std::string detail::service_state::answer(std::string_view verb) const {
 
 service::service(conns::connection& conn, asio::any_io_executor executor, service_config config)
     : state_(std::make_shared<detail::service_state>()) {
-    if (!valid_name(config.name)) {
+    if (!gocompat::is_valid_name(config.name)) {
         throw std::invalid_argument(fmt::format("micro service name \"{}\" is not valid: use letters, digits, '-' and '_'",
                                                 config.name));
     }
@@ -396,7 +374,7 @@ service::service(conns::connection& conn, asio::any_io_executor executor, servic
     st.executor = std::move(executor);
     st.config = std::move(config);
     st.id = conns::connection::new_nuid();
-    st.started = rfc3339_now();
+    st.started = gocompat::format_rfc3339_nano(gocompat::to_go_time(std::chrono::system_clock::now()));  // Go's time.Time JSON form
 
     // Verbs: plain subscriptions, so that every instance answers. The nats.c thread copies
     // the reply subject and posts; the answer is built and sent on the executor.
@@ -444,7 +422,7 @@ std::string service::info_json() const { return state_->answer("INFO"); }
 std::string service::stats_json() const { return state_->answer("STATS"); }
 
 std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
-    if (!valid_name(config.name)) {
+    if (!gocompat::is_valid_name(config.name)) {
         throw std::invalid_argument(fmt::format("micro endpoint name \"{}\" is not valid", config.name));
     }
     if (!valid_subject(config.subject) || config.subject.find('>') != std::string::npos ||

@@ -3,6 +3,7 @@
 #include "nats_util.hpp"
 
 #include <fiskai/a2a/protocol.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -26,8 +27,6 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 using arrival_channel = asio::experimental::channel<void(boost::system::error_code, detail::message_copy)>;
-
-std::string quoted(std::string_view s) { return fmt::format("\"{}\"", s); }
 
 }  // namespace
 
@@ -146,7 +145,7 @@ asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> nats_transport::liste
     // The identity is a subject token and the queue group: nothing else may get through.
     if (!a2a::is_valid_identity(identity)) {
         co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$", quoted(identity)));
+                                  fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$", gocompat::quote(identity)));
     }
     try {
         auto service = st->service_for(identity);
@@ -156,7 +155,7 @@ asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> nats_transport::liste
         auto endpoint = service->add_endpoint(std::move(ep));
         co_return std::unique_ptr<a2a::intake>(std::make_unique<nats_intake>(std::move(service), std::move(endpoint)));
     } catch (const std::exception& e) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("serving {}: {}", quoted(subject), e.what()));
+        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("serving {}: {}", gocompat::quote(subject), e.what()));
     }
 }
 
@@ -167,7 +166,7 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     if (!a2a::is_valid_identity(agent)) {
         // A `.`, `*`, `>` or space would address other subjects than the agent's.
         co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$", quoted(subject)));
+                                  fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$", gocompat::quote(subject)));
     }
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = st->options.timeout;
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = std::chrono::seconds(30);
@@ -175,7 +174,7 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     try {
         st->ensure_reply_subscription();
     } catch (const std::exception& e) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", quoted(subject), e.what()));
+        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), e.what()));
     }
     const auto token = std::to_string(++st->next_token);
     const auto reply_to = st->inbox + "." + token;
@@ -187,7 +186,7 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     if (s != NATS_OK) {
         st->pending.erase(token);
         co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("requesting {}: {}", quoted(subject), detail::status_text(s)));
+                                  fmt::format("requesting {}: {}", gocompat::quote(subject), detail::status_text(s)));
     }
 
     asio::steady_timer deadline(st->executor, timeout);
@@ -196,15 +195,15 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     st->pending.erase(token);
     if (outcome.index() == 1) {
         co_return a2a::make_error(a2a::errc::agent_unavailable,
-                                  fmt::format("no reply on {}: context deadline exceeded", quoted(subject)));
+                                  fmt::format("no reply on {}: context deadline exceeded", gocompat::quote(subject)));
     }
     auto [ec, m] = std::get<0>(std::move(outcome));
     if (ec) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", quoted(subject), ec.message()));
+        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), ec.message()));
     }
     if (m.no_responders) {
         co_return a2a::make_error(a2a::errc::agent_unavailable,
-                                  fmt::format("no reply on {}: nats: no responders available for request", quoted(subject)));
+                                  fmt::format("no reply on {}: nats: no responders available for request", gocompat::quote(subject)));
     }
     if (!m.error_code.empty() || !m.error.empty()) {
         int code = 0;

@@ -3,6 +3,10 @@
 #include "body.hpp"
 #include "json_text.hpp"
 
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
+
 #include <boost/json/parse.hpp>
 
 #include <array>
@@ -35,7 +39,7 @@ public:
         out_.append("\":");
         return out_;
     }
-    void string(std::string_view k, std::string_view v) { detail::append_quoted(key(k), v); }
+    void string(std::string_view k, std::string_view v) { gocompat::append_json_string(key(k), v); }
     void string_omitempty(std::string_view k, std::string_view v) {
         if (!v.empty()) string(k, v);
     }
@@ -61,7 +65,7 @@ public:
         out.push_back('[');
         for (std::size_t i = 0; i < v.size(); ++i) {
             if (i != 0) out.push_back(',');
-            detail::append_quoted(out, v[i]);
+            gocompat::append_json_string(out, v[i]);
         }
         out.push_back(']');
     }
@@ -311,7 +315,7 @@ public:
             path.push_back('.');
         }
         path.append(key);
-        failure_ = make_error(code, go_quote(path) + ": " + std::string(what));
+        failure_ = make_error(code, gocompat::quote(path) + ": " + std::string(what));
     }
 
     // The member `key`, or nullptr when absent or null (both mean "zero value").
@@ -325,7 +329,7 @@ public:
         if (const auto* v = get(o, key)) {
             if (!v->is_string()) return wrong(key, "a string", *v);
             const auto& s = v->get_string();
-            out = to_valid_utf8(std::string_view(s.data(), s.size()));
+            out = gocompat::to_valid_utf8(std::string_view(s.data(), s.size()));
         }
     }
 
@@ -385,7 +389,7 @@ public:
                 } else if (!e.is_string()) {
                     return wrong(key, "an array of strings", e);
                 } else {
-                    out.push_back(to_valid_utf8(std::string_view(e.get_string().data(), e.get_string().size())));
+                    out.push_back(gocompat::to_valid_utf8(std::string_view(e.get_string().data(), e.get_string().size())));
                 }
             }
         }
@@ -398,7 +402,7 @@ public:
             if (auto t = timestamp::parse(s)) {
                 out = *t;
             } else {
-                fail(errc::invalid_field, key, "parsing time " + go_quote_bounded(s, 64) + " as RFC 3339");
+                fail(errc::invalid_field, key, "parsing time " + gocompat::quote_bounded(s, 64) + " as RFC 3339");
             }
         }
     }
@@ -637,7 +641,7 @@ result<std::size_t> protocol_index(const json::value& doc) {
     for (std::size_t i = 0; i < protocols::all.size(); ++i) {
         if (protocols::all[i] == id) return i;
     }
-    return make_error(errc::unknown_protocol, go_quote_bounded(id));
+    return make_error(errc::unknown_protocol, gocompat::quote_bounded(id));
 }
 
 result<message> decode_document(const json::object& doc, std::string_view text, std::size_t index) {

@@ -2,9 +2,10 @@
 // JSON text as Go's encoding/json reads and writes it. Internal to the library.
 //
 // Boost.JSON parses bodies into the tree that validation and the typed decode read; the
-// functions here cover what that tree cannot: Go's exact string escaping, raw values kept
-// as text (numbers and escapes as the peer wrote them), and Go's decoding of invalid
-// UTF-8 and unpaired surrogates (each becomes U+FFFD, where Boost.JSON would refuse).
+// functions here cover what that tree cannot: raw values kept as text (numbers and
+// escapes as the peer wrote them), and Go's decoding of invalid UTF-8 and unpaired
+// surrogates (each becomes U+FFFD, where Boost.JSON would refuse). Go's encoding of
+// strings and values, UTF-8 and quoting live in fiskai::gocompat.
 //
 // The raw-text scanners assume their input is valid JSON (Boost.JSON accepted it) and are
 // iterative, so no nesting depth can exhaust the stack.
@@ -18,30 +19,6 @@
 #include <string_view>
 
 namespace fiskai::a2a::detail {
-
-// Go's utf8.DecodeRune: the rune at s[i] and its size, or {U+FFFD, 1} for an invalid
-// or truncated sequence, an overlong form or a surrogate.
-struct decoded_rune {
-    char32_t value;
-    std::size_t size;
-    bool valid;
-};
-[[nodiscard]] decoded_rune decode_rune(std::string_view s, std::size_t i) noexcept;
-void append_utf8(std::string& out, char32_t cp);
-
-// Go's decoding of a string: every invalid byte becomes U+FFFD.
-[[nodiscard]] std::string to_valid_utf8(std::string_view s);
-[[nodiscard]] bool is_valid_utf8(std::string_view s) noexcept;
-
-// Go's encoding of a string with escapeHTML on, quotes included.
-void append_quoted(std::string& out, std::string_view s);
-[[nodiscard]] std::string quoted(std::string_view s);
-
-// Go's strconv.Quote (`%q`): used for the names Go quotes in error texts.
-[[nodiscard]] std::string go_quote(std::string_view s);
-// go_quote of at most `limit` bytes of `s`, with `...` after the quote when cut, for
-// echoing a peer's string in an error text without echoing a megabyte.
-[[nodiscard]] std::string go_quote_bounded(std::string_view s, std::size_t limit = 128);
 
 // ---- raw JSON text (valid JSON assumed) ----
 
@@ -118,14 +95,5 @@ inline constexpr std::size_t max_depth = 10'000;
 // const or enum in the schemas matches, so the rewritten body validates exactly as the
 // real one should; or nullopt when there is none.
 [[nodiscard]] std::optional<std::string> replace_nul_escapes(std::string_view body);
-
-// ---- Go's generic-value marshalling ----
-
-// Go's float64 formatting (strconv 'f', or 'e' below 1e-6 and from 1e21, exponent cleaned).
-void append_go_float(std::string& out, double d);
-// A generic value as Go marshals a map[string]any: keys sorted at every level.
-void append_go_value(std::string& out, const boost::json::value& v);
-// A value with object keys in their stored order (for JSON an in-process tool returned).
-void append_ordered_value(std::string& out, const boost::json::value& v);
 
 }  // namespace fiskai::a2a::detail

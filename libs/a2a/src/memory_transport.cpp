@@ -1,6 +1,6 @@
 #include <fiskai/a2a/memory_transport.hpp>
 
-#include "json_text.hpp"
+#include <fiskai/gocompat/quote.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -124,7 +124,7 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
     const auto box = st->find(address);
     if (!box) {
         co_return make_error(errc::agent_unavailable,
-                             "no reply on " + detail::go_quote(address) + ": no responders available for request");
+                             "no reply on " + gocompat::quote(address) + ": no responders available for request");
     }
 
     auto answer = std::make_shared<reply_channel>(st->executor, 1);
@@ -139,7 +139,7 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
             throw;
         }
         auto [ec, rep] = co_await answer->async_receive(asio::as_tuple(asio::use_awaitable));
-        if (ec) co_return make_error(errc::transport_failure, "requesting " + detail::go_quote(address) + ": " + ec.message());
+        if (ec) co_return make_error(errc::transport_failure, "requesting " + gocompat::quote(address) + ": " + ec.message());
         co_return rep;
     };
 
@@ -147,9 +147,9 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
     try {
         auto outcome = co_await (exchange() || deadline.async_wait(asio::use_awaitable));
         if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
-        co_return make_error(errc::agent_unavailable, "no reply on " + detail::go_quote(address) + ": deadline exceeded");
+        co_return make_error(errc::agent_unavailable, "no reply on " + gocompat::quote(address) + ": deadline exceeded");
     } catch (const boost::system::system_error& e) {
-        co_return make_error(errc::transport_failure, "requesting " + detail::go_quote(address) + ": " + e.code().message());
+        co_return make_error(errc::transport_failure, "requesting " + gocompat::quote(address) + ": " + e.code().message());
     }
 }
 

@@ -3,8 +3,10 @@
 #include <fiskai/a2a/stamp.hpp>
 #include <fiskai/a2a/validator.hpp>
 
-#include "json_text.hpp"
-
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/outcome.hpp>
 #include <fiskai/toolkit/prompter.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
@@ -33,49 +35,7 @@ using std::chrono::steady_clock;
 
 // ---- logging ----
 
-namespace {
-
-// Go's time.Duration.String(): `0s`, `850ns`, `1.5µs`, `12.25ms`, `3.5s`, `1m30s`, `2h0m0s`.
-std::string go_duration(steady_clock::duration d) {
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-    if (ns == 0) return "0s";
-    std::string sign = ns < 0 ? "-" : "";
-    if (ns < 0) ns = -ns;
-    auto fraction = [](long long value, long long unit) {
-        std::string out = std::to_string(value / unit);
-        if (const long long rest = value % unit; rest != 0) {
-            std::string digits = std::to_string(rest + unit).substr(1);  // zero-padded
-            while (digits.back() == '0') digits.pop_back();
-            out += "." + digits;
-        }
-        return out;
-    };
-    if (ns < 1'000) return sign + std::to_string(ns) + "ns";
-    if (ns < 1'000'000) return sign + fraction(ns, 1'000) + "\xC2\xB5s";
-    if (ns < 1'000'000'000) return sign + fraction(ns, 1'000'000) + "ms";
-    const long long hours = ns / 3'600'000'000'000LL;
-    const long long minutes = ns / 60'000'000'000LL % 60;
-    const long long rest = ns % 60'000'000'000LL;
-    std::string out = sign;
-    if (hours > 0) out += std::to_string(hours) + "h";
-    if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
-    return out + fraction(rest, 1'000'000'000) + "s";
-}
-
-// A `key=value` attribute as slog's text handler writes it: quoted when it has to be.
-void append_attribute(std::string& line, std::string_view key, std::string_view value) {
-    line.push_back(' ');
-    line.append(key);
-    line.push_back('=');
-    const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-        return static_cast<unsigned char>(c) > 0x20 && c != '"' && c != '=' && c != 0x7F;
-    });
-    line.append(plain ? std::string(value) : detail::go_quote(value));
-}
-
-using attributes = std::initializer_list<std::pair<std::string_view, std::string_view>>;
-
-}  // namespace
+using gocompat::log_level;
 
 // ---- the engine ----
 
@@ -91,11 +51,8 @@ struct server::impl {
     bool stopped = false;
     std::vector<intake*> intakes;  // open intakes of running serve() calls
 
-    void log(log_level level, std::string_view message, attributes attrs = {}) const {
-        if (!options.log) return;
-        std::string line(message);
-        for (const auto& [k, v] : attrs) append_attribute(line, k, v);
-        options.log(level, line);
+    void log(log_level level, std::string_view message, std::initializer_list<gocompat::log_field> fields = {}) const {
+        options.log(level, message, fields);
     }
 
     // The reply stamped against its request and encoded.
@@ -146,7 +103,7 @@ void server::impl::select(toolkit::tool_list tools) {
         } else if (posture == toolkit::confirm_posture::required) {
             reason = "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use "
                      "ai:deny to suppress this";
-        } else if (!toolkit::is_valid_name(name)) {
+        } else if (!gocompat::is_valid_name(name)) {
             reason = "Skipping tool: not a valid a2a tool name";
         } else if (tool->model_description().empty()) {
             reason = "Skipping tool: served tools must advertise a description; remote agents will not import a "
@@ -176,7 +133,7 @@ void server::impl::select(toolkit::tool_list tools) {
 server::server(asio::any_io_executor executor, toolkit::tool_list tools, server_options options)
     : impl_(std::make_unique<impl>()) {
     if (!is_valid_identity(options.identity)) {
-        throw std::invalid_argument("a2a server identity " + detail::go_quote(options.identity) + " is not valid");
+        throw std::invalid_argument("a2a server identity " + gocompat::quote(options.identity) + " is not valid");
     }
     if (options.concurrency == 0) options.concurrency = 2;
     if (options.call_timeout <= steady_clock::duration::zero()) options.call_timeout = std::chrono::seconds(30);
@@ -215,7 +172,7 @@ admission server::admit(route r, std::string_view body) const {
                {{"tool", request.name}, {"sender", request.sender.name.empty() ? "unknown" : request.sender.name}});
         tool_reply out;
         out.is_error = true;
-        out.output = "tool " + detail::go_quote(request.name) + " is not available";
+        out.output = "tool " + gocompat::quote(request.name) + " is not available";
         return im.finish(out, request);
     }
     return admitted_call{std::move(request), it->second};
@@ -247,7 +204,7 @@ asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
     };
     policy.on_finish = [&](const toolkit::tool& t, const std::string&, const toolkit::outcome& o,
                            steady_clock::duration took) {
-        const auto duration = go_duration(took);
+        const auto duration = gocompat::format_duration(took);
         if (o.is_error()) {
             im.log(log_level::error, "Tool call failed", {{"tool", t.name()}, {"duration", duration}, {"error", o.render()}});
             return;
@@ -269,7 +226,7 @@ asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
         break;
     }
     case toolkit::outcome::kind::json:
-        detail::append_ordered_value(out.output, *outcome.json());
+        gocompat::append_json(out.output, *outcome.json());
         break;
     case toolkit::outcome::kind::content:
         // The tool reply carries text: the content as a model would read it.

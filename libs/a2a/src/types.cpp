@@ -4,6 +4,10 @@
 
 #include "json_text.hpp"
 
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/time.hpp>
+
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -27,89 +31,17 @@ timestamp timestamp::now() noexcept {
     return timestamp(chr::time_point_cast<chr::nanoseconds>(chr::system_clock::now()));
 }
 
-namespace {
-
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-
-// Go's parseUint inside parseRFC3339: all digits, and within [min, max].
-bool parse_field(std::string_view s, int min, int max, int& out) noexcept {
-    int x = 0;
-    for (char c : s) {
-        if (!is_digit(c)) return false;
-        x = x * 10 + (c - '0');
-    }
-    out = x;
-    return x >= min && x <= max;
-}
-
-}  // namespace
-
 std::optional<timestamp> timestamp::parse(std::string_view s) noexcept {
-    if (s.size() < 19) return std::nullopt;
-    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-    if (!parse_field(s.substr(0, 4), 0, 9999, year) || !parse_field(s.substr(5, 2), 1, 12, month)) return std::nullopt;
-    const auto last_day = unsigned((chr::year{year} / chr::month{static_cast<unsigned>(month)} / chr::last).day());
-    if (!parse_field(s.substr(8, 2), 1, static_cast<int>(last_day), day) || !parse_field(s.substr(11, 2), 0, 23, hour) ||
-        !parse_field(s.substr(14, 2), 0, 59, minute) || !parse_field(s.substr(17, 2), 0, 59, second)) {
-        return std::nullopt;
-    }
-    if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return std::nullopt;
-    s.remove_prefix(19);
-
-    std::uint32_t nanos = 0;
-    if (s.size() >= 2 && s[0] == '.' && is_digit(s[1])) {
-        std::size_t n = 1;
-        while (n < s.size() && is_digit(s[n])) ++n;
-        // Nanoseconds from the first nine digits; any further digits are dropped.
-        for (std::size_t k = 1; k <= 9; ++k) nanos = nanos * 10 + (k < n ? static_cast<std::uint32_t>(s[k] - '0') : 0);
-        s.remove_prefix(n);
-    }
-
-    int offset_minutes = 0;
-    if (s.size() != 1 || s[0] != 'Z') {
-        if (s.size() != 6) return std::nullopt;
-        int oh = 0, om = 0;
-        if (!parse_field(s.substr(1, 2), 0, 23, oh) || !parse_field(s.substr(4, 2), 0, 59, om)) return std::nullopt;
-        if ((s[0] != '+' && s[0] != '-') || s[3] != ':') return std::nullopt;
-        offset_minutes = (oh * 60 + om) * (s[0] == '-' ? -1 : 1);
-    }
-
-    const chr::sys_days date{chr::year{year} / chr::month{static_cast<unsigned>(month)} / chr::day{static_cast<unsigned>(day)}};
-    const chr::sys_seconds local = date + chr::hours{hour} + chr::minutes{minute} + chr::seconds{second};
+    const auto parsed = gocompat::parse_rfc3339(s);
+    if (!parsed) return std::nullopt;
     timestamp t;
-    t.seconds_ = local - chr::minutes{offset_minutes};
-    t.nanos_ = nanos;
-    t.offset_ = chr::minutes{offset_minutes};
+    t.seconds_ = parsed->seconds;
+    t.nanos_ = parsed->nanos;
+    t.offset_ = parsed->offset;
     return t;
 }
 
-std::string timestamp::to_string() const {
-    const chr::sys_seconds local = seconds_ + offset_;
-    const auto days = chr::floor<chr::days>(local);
-    const chr::year_month_day ymd{days};
-    const chr::hh_mm_ss hms{local - days};
-    char buf[64];
-    int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d", static_cast<int>(ymd.year()),
-                          static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                          static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                          static_cast<int>(hms.seconds().count()));
-    std::string out(buf, static_cast<std::size_t>(n));
-    if (nanos_ != 0) {
-        n = std::snprintf(buf, sizeof buf, ".%09u", static_cast<unsigned>(nanos_));
-        std::string_view fraction(buf, static_cast<std::size_t>(n));
-        while (fraction.back() == '0') fraction.remove_suffix(1);
-        out.append(fraction);
-    }
-    if (offset_.count() == 0) {
-        out.push_back('Z');
-    } else {
-        const auto m = offset_.count() < 0 ? -offset_.count() : offset_.count();
-        n = std::snprintf(buf, sizeof buf, "%c%02d:%02d", offset_.count() < 0 ? '-' : '+', static_cast<int>(m / 60),
-                          static_cast<int>(m % 60));
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    return out;
-}
+std::string timestamp::to_string() const { return gocompat::format_rfc3339_nano({seconds_, nanos_, offset_}); }
 
 // ---- raw_json ----
 
@@ -126,7 +58,7 @@ result<raw_json> raw_json::parse(std::string_view text) {
 
 raw_json raw_json::from_value(const boost::json::value& v) {
     std::string out;
-    detail::append_go_value(out, v);
+    gocompat::append_json(out, v, gocompat::key_order::sorted);
     return raw_json(std::move(out));
 }
 
@@ -173,7 +105,7 @@ result<unknown_block> unknown_block::from_raw(raw_json raw) {
     if (!type || type->empty() || type->front() != '"') return make_error(errc::unknown_block_type, "\"\"");
     std::string name = detail::unquote(*type);
     if (is_known_block_type(name)) {
-        return make_error(errc::unknown_block_type, detail::go_quote(name) + " is a known kind, not an unknown one");
+        return make_error(errc::unknown_block_type, gocompat::quote(name) + " is a known kind, not an unknown one");
     }
     return unknown_block(std::move(name), std::move(raw));
 }

@@ -5,6 +5,7 @@
 #include "json_text.hpp"
 
 #include <fiskai/valijson_re2.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <valijson/adapters/boost_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -148,7 +149,7 @@ result<message> validator::check(std::string_view body, std::string_view expecte
     if (!m) return m;
     if (const auto got = protocol_of(*m); got != expected_protocol) {
         return make_error(errc::protocol_mismatch,
-                          "got " + detail::go_quote(got) + ", want " + detail::go_quote(expected_protocol));
+                          "got " + gocompat::quote(got) + ", want " + gocompat::quote(expected_protocol));
     }
     return m;
 }

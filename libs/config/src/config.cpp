@@ -1,8 +1,13 @@
 #include <fiskai/config/config.hpp>
-#include <fiskai/config/duration.hpp>
 
 #include "decode.hpp"
 #include "text.hpp"
+
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 
 #include <fmt/format.h>
 
@@ -17,14 +22,14 @@
 namespace fiskai::config {
 namespace {
 
-constexpr std::string_view identity_rule = "it must contain only letters, digits, '-' or '_'";
+constexpr std::string_view identity_rule = gocompat::name_rule;
 
 // Trims, drops empties and de-duplicates in first-seen order; with `strip_dashes`, also
 // strips every leading '-' so "--context" and "context" name the same flag.
 std::vector<std::string> normalise_list(const std::vector<std::string>& in, bool strip_dashes) {
     std::vector<std::string> out;
     for (const auto& entry : in) {
-        std::string_view v = detail::trim_space(entry);
+        std::string_view v = gocompat::trim_space(entry);
         if (strip_dashes) {
             while (!v.empty() && v.front() == '-') v.remove_prefix(1);
         }
@@ -35,13 +40,13 @@ std::vector<std::string> normalise_list(const std::vector<std::string>& in, bool
 }
 
 confirm_mode prepare_confirm_mode(const std::string& raw) {
-    const std::string v = detail::ascii_lower(detail::trim_space(raw));
+    const std::string v = detail::ascii_lower(gocompat::trim_space(raw));
     if (v.empty() || v == "auto") return confirm_mode::auto_;
     if (v == "always") return confirm_mode::always;
     if (v == "never") return confirm_mode::never;
     // The raw value is quoted so stray whitespace or case is visible in the message.
     throw config_error(
-        fmt::format("invalid confirm_over_mcp {}: must be auto, always or never", detail::go_quote(raw)));
+        fmt::format("invalid confirm_over_mcp {}: must be auto, always or never", gocompat::quote(raw)));
 }
 
 constexpr std::array<std::string_view, 2> exposable_builtins{"knowledge_search", "knowledge_enumerate"};
@@ -49,14 +54,14 @@ constexpr std::array<std::string_view, 2> exposable_builtins{"knowledge_search",
 std::vector<std::string> prepare_builtins(const std::vector<std::string>& raw, bool knowledge_enabled) {
     std::vector<std::string> out;
     for (const auto& entry : raw) {
-        const std::string_view name = detail::trim_space(entry);
+        const std::string_view name = gocompat::trim_space(entry);
         if (name.empty()) continue;
         if (std::find(exposable_builtins.begin(), exposable_builtins.end(), name) == exposable_builtins.end()) {
             throw config_error(fmt::format(
                 "expose.agent.mcp.builtins: {} cannot be exposed over MCP; the only exposable built-ins are the "
                 "read-only knowledge_search and knowledge_enumerate (the memory and human_in_the_loop built-ins are "
                 "never exposable because they need operator state or interaction)",
-                detail::go_quote(name)));
+                gocompat::quote(name)));
         }
         if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
     }
@@ -84,15 +89,15 @@ server_limits prepare_limits(const detail::raw_limits& raw, std::string_view pat
     out.max_concurrent_tools = static_cast<int>(raw.max_concurrent_tools);
     if (!raw.tool_timeout.empty()) {
         try {
-            out.tool_timeout = parse_go_duration(raw.tool_timeout);
-        } catch (const duration_error& e) {
+            out.tool_timeout = gocompat::parse_duration(raw.tool_timeout);
+        } catch (const gocompat::duration_error& e) {
             throw config_error(
-                fmt::format("invalid {}.tool_timeout {}: {}", path, detail::go_quote(raw.tool_timeout), e.what()));
+                fmt::format("invalid {}.tool_timeout {}: {}", path, gocompat::quote(raw.tool_timeout), e.what()));
         }
         // Zero stays: it means "use the default", like leaving the key out.
         if (out.tool_timeout < std::chrono::nanoseconds::zero()) {
             throw config_error(fmt::format("invalid {}.tool_timeout {}: must not be negative", path,
-                                           detail::go_quote(raw.tool_timeout)));
+                                           gocompat::quote(raw.tool_timeout)));
         }
     }
     return out;
@@ -113,9 +118,9 @@ void prepare_budget(budget_settings& b, const std::string& call_timeout) {
         return;
     }
     try {
-        b.call_timeout = parse_go_duration(call_timeout);
-    } catch (const duration_error& e) {
-        throw config_error(fmt::format("invalid llm call_timeout {}: {}", detail::go_quote(call_timeout), e.what()));
+        b.call_timeout = gocompat::parse_duration(call_timeout);
+    } catch (const gocompat::duration_error& e) {
+        throw config_error(fmt::format("invalid llm call_timeout {}: {}", gocompat::quote(call_timeout), e.what()));
     }
 }
 
@@ -126,13 +131,13 @@ void prepare_embeddings_timeout(embeddings_settings& emb, const std::string& raw
     }
     // The message path omits "harness.", as the original's does.
     try {
-        emb.timeout = parse_go_duration(raw);
-    } catch (const duration_error& e) {
+        emb.timeout = gocompat::parse_duration(raw);
+    } catch (const gocompat::duration_error& e) {
         throw config_error(
-            fmt::format("invalid knowledge.embeddings.timeout {}: {}", detail::go_quote(raw), e.what()));
+            fmt::format("invalid knowledge.embeddings.timeout {}: {}", gocompat::quote(raw), e.what()));
     }
     if (emb.timeout <= std::chrono::nanoseconds::zero()) {
-        throw config_error(fmt::format("invalid knowledge.embeddings.timeout {}: must be positive", detail::go_quote(raw)));
+        throw config_error(fmt::format("invalid knowledge.embeddings.timeout {}: must be positive", gocompat::quote(raw)));
     }
 }
 
@@ -184,7 +189,7 @@ config prepare(detail::raw_config raw) {
             c.warnings.push_back(
                 fmt::format("remote agent {} include filter uses tags, which discovery does not carry; the tag "
                             "filter was ignored (filter by tool name instead)",
-                            detail::go_quote(host.name)));
+                            gocompat::quote(host.name)));
         }
     }
     return c;
@@ -192,13 +197,13 @@ config prepare(detail::raw_config raw) {
 
 void validate_remote_host(const remote_host& host) {
     if (host.name.empty()) throw config_error("remote_tools host is missing a name");
-    if (!is_valid_identity(host.name)) {
+    if (!gocompat::is_valid_name(host.name)) {
         throw config_error(fmt::format("remote_tools host name {} is invalid: {} (it keys the NATS subjects)",
-                                       detail::go_quote(host.name), identity_rule));
+                                       gocompat::quote(host.name), identity_rule));
     }
-    if (!host.alias.empty() && !is_valid_identity(host.alias)) {
+    if (!host.alias.empty() && !gocompat::is_valid_name(host.alias)) {
         throw config_error(fmt::format("remote_tools host {} has an invalid alias {}: {} (it prefixes imported tool names)",
-                                       detail::go_quote(host.name), detail::go_quote(host.alias), identity_rule));
+                                       gocompat::quote(host.name), gocompat::quote(host.alias), identity_rule));
     }
     // Fail closed: an exclude that cannot be honoured would import a tool the operator
     // meant to remove.
@@ -206,7 +211,7 @@ void validate_remote_host(const remote_host& host) {
         throw config_error(fmt::format(
             "remote_tools host {} has an exclude.tags filter, which cannot be honored: discovery does not carry tags, "
             "so a tool excluded by tag would be imported anyway; exclude by tool name instead",
-            detail::go_quote(host.name)));
+            gocompat::quote(host.name)));
     }
 }
 
@@ -229,7 +234,7 @@ std::string os_error(std::string_view op, const std::string& path, int err) {
 
 std::string read_whole_file(const std::string& path) {
     const auto fail = [&](std::string_view op, int err) -> config_error {
-        return config_error(fmt::format("reading config {}: {}", detail::go_quote(path), os_error(op, path, err)));
+        return config_error(fmt::format("reading config {}: {}", gocompat::quote(path), os_error(op, path, err)));
     };
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw fail("open", errno);
@@ -261,14 +266,6 @@ std::string_view to_string(confirm_mode m) noexcept {
     return "auto";
 }
 
-// Equivalent to the RE2 pattern ^[a-zA-Z0-9_-]+$; a fixed character class needs no engine.
-bool is_valid_identity(std::string_view s) noexcept {
-    if (s.empty()) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
-}
-
 std::string config::knowledge_directory() const {
     if (!harness.knowledge.directory.empty()) return harness.knowledge.directory;
     return "knowledge/" + identity;
@@ -277,7 +274,7 @@ std::string config::knowledge_directory() const {
 std::vector<std::string> config::credential_env_names() const {
     std::vector<std::string> out;
     if (!harness.knowledge.vector_tier()) return out;
-    const std::string_view name = detail::trim_space(harness.knowledge.embeddings->api_key_env);
+    const std::string_view name = gocompat::trim_space(harness.knowledge.embeddings->api_key_env);
     if (!name.empty()) out.emplace_back(name);
     return out;
 }
@@ -289,11 +286,11 @@ void validate_for_mode(const config& c, mode m) {
             "global_flags is set but application_path is not: global flags are the wrapped application's own globals "
             "and have nothing to attach to without an application; remove global_flags or set application_path");
     }
-    if (!c.identity.empty() && !is_valid_identity(c.identity)) {
+    if (!c.identity.empty() && !gocompat::is_valid_name(c.identity)) {
         throw config_error(fmt::format(
             "identity {} is invalid: {} (it doubles as a NATS queue group); set an explicit identity if the "
             "application binary name contains other characters",
-            detail::go_quote(c.identity), identity_rule));
+            gocompat::quote(c.identity), identity_rule));
     }
     for (const auto& host : c.remote_tools) validate_remote_host(host);
 
@@ -343,10 +340,10 @@ void apply_state_dir(config& c, std::string_view dir) {
         throw config_error(fmt::format(
             "--state-dir applies only to the file session backend, but harness.sessions.backend is {}: remove "
             "--state-dir, or set harness.sessions.backend to \"file\"",
-            detail::go_quote(backend)));
+            gocompat::quote(backend)));
     }
     std::string options = "{\"directory\":";
-    detail::append_json_string(options, dir);
+    gocompat::append_json_string(options, dir);
     options += '}';
     c.harness.sessions.backend = "file";
     c.harness.sessions.options_json = std::move(options);

@@ -2,6 +2,9 @@
 
 #include "text.hpp"
 
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -159,8 +162,8 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Null: return "nothing";
     case YAML::NodeType::Scalar:
-        if (is_quoted(n)) return "the quoted string " + go_quote(n.Scalar());
-        return go_quote(n.Scalar());
+        if (is_quoted(n)) return "the quoted string " + gocompat::quote(n.Scalar());
+        return gocompat::quote(n.Scalar());
     default: return "an undefined value";
     }
 }
@@ -379,27 +382,11 @@ bool is_yaml_float(std::string_view s) {
     return i == s.size() && (point || exponent);
 }
 
-// Go's encoding/json float64 format: shortest digits, exponent form outside [1e-6, 1e21).
-std::string json_float(double value) {
-    std::array<char, 64> buf{};
-    const double magnitude = std::fabs(value);
-    const bool exp_form = magnitude != 0 && (magnitude < 1e-6 || magnitude >= 1e21);
-    const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), value,
-                                   exp_form ? std::chars_format::scientific : std::chars_format::fixed);
-    std::string out(buf.data(), res.ptr);
-    if (exp_form) {
-        // e-07 -> e-7, as Go prints it
-        const auto n = out.size();
-        if (n >= 4 && out[n - 4] == 'e' && out[n - 3] == '-' && out[n - 2] == '0') out.erase(n - 2, 1);
-    }
-    return out;
-}
-
 std::string scalar_json(const YAML::Node& n) {
     std::string out;
     const std::string& s = n.Scalar();
     if (is_quoted(n)) {
-        append_json_string(out, s);
+        gocompat::append_json_string(out, s);
         return out;
     }
     if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return "null";
@@ -409,9 +396,12 @@ std::string scalar_json(const YAML::Node& n) {
     if (const auto i = parse_yaml_int(s, overflow)) return std::to_string(*i);
     if (overflow || is_yaml_float(s)) {
         const double d = std::strtod(s.c_str(), nullptr);
-        if (std::isfinite(d)) return json_float(d);
+        if (std::isfinite(d)) {
+            gocompat::append_json_float(out, d);
+            return out;
+        }
     }
-    append_json_string(out, s);
+    gocompat::append_json_string(out, s);
     return out;
 }
 
@@ -454,7 +444,7 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
         for (const auto& [key, member] : members) {
             if (!first) out += ',';
             first = false;
-            append_json_string(out, key);
+            gocompat::append_json_string(out, key);
             out += ':';
             out += member.first;
         }

@@ -96,13 +96,13 @@ std::string connection_name(std::string_view identity) { return fmt::format("fis
 struct events {
     std::mutex mutex;
     std::optional<asio::any_io_executor> executor;
-    logger log;
+    gocompat::logger log;
     std::condition_variable closed_cv;
     bool closed = false;
     std::string inbox_prefix;
     std::vector<std::string> jwt_and_seed;  // user_jwt, user_seed for the callbacks
 
-    void emit(log_level level, std::string text) {
+    void emit(gocompat::log_level level, std::string text) {
         std::lock_guard lock(mutex);
         if (!executor || !log) return;
         asio::post(*executor, [log = log, level, text = std::move(text)] { log(level, text); });
@@ -116,21 +116,21 @@ using holder = std::shared_ptr<events>;
 events& of(void* closure) { return **static_cast<holder*>(closure); }
 
 void on_disconnected(natsConnection*, void* closure) {
-    of(closure).emit(log_level::warn, "NATS connection lost; reconnecting");
+    of(closure).emit(gocompat::log_level::warn, "NATS connection lost; reconnecting");
 }
 
 void on_reconnected(natsConnection* nc, void* closure) {
     sockets_close_on_exec();
     char url[256] = {};
     natsConnection_GetConnectedUrl(nc, url, sizeof url);
-    of(closure).emit(log_level::info, fmt::format("NATS connection restored to {}", url));
+    of(closure).emit(gocompat::log_level::info, fmt::format("NATS connection restored to {}", url));
 }
 
 void on_closed(natsConnection*, void* closure) {
     auto* h = static_cast<holder*>(closure);
     {
         auto& ev = **h;
-        ev.emit(log_level::debug, "NATS connection closed");
+        ev.emit(gocompat::log_level::debug, "NATS connection closed");
         std::lock_guard lock(ev.mutex);
         ev.closed = true;
         ev.closed_cv.notify_all();
@@ -139,7 +139,7 @@ void on_closed(natsConnection*, void* closure) {
 }
 
 void on_error(natsConnection*, natsSubscription*, natsStatus err, void* closure) {
-    of(closure).emit(log_level::warn, fmt::format("NATS asynchronous error: {}", natsStatus_GetText(err)));
+    of(closure).emit(gocompat::log_level::warn, fmt::format("NATS asynchronous error: {}", natsStatus_GetText(err)));
 }
 
 natsStatus user_jwt_cb(char** jwt, char** err_text, void* closure) {

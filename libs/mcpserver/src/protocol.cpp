@@ -1,5 +1,5 @@
 #include <fiskai/mcpserver/protocol.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
@@ -248,7 +248,7 @@ json::object approval_elicitation(std::string_view server_name, std::string_view
 }
 
 std::optional<std::string> interpret_approval(const json::value& result, std::string_view command_line) {
-    const auto quoted = toolkit::go_quote(command_line);
+    const auto quoted = gocompat::quote(command_line);
     if (!result.is_object()) return approval_failed_text(command_line, "the client's answer is not an object");
     const auto& r = result.get_object();
     const auto* action = r.if_contains("action");
@@ -278,13 +278,13 @@ std::optional<std::string> interpret_approval(const json::value& result, std::st
 
 std::string approval_failed_text(std::string_view command_line, std::string_view error) {
     return fmt::format("Not approved: requesting approval to run {} failed: {}. The command did not run.",
-                       toolkit::go_quote(command_line), error);
+                       gocompat::quote(command_line), error);
 }
 
 std::string cannot_elicit_text(std::string_view command_line) {
     return fmt::format("Not approved: running {} requires approval, but this client cannot be asked (it does not "
                        "support elicitation). The command did not run.",
-                       toolkit::go_quote(command_line));
+                       gocompat::quote(command_line));
 }
 
 std::optional<log_level> parse_log_level(std::string_view s) noexcept {

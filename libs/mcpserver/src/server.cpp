@@ -2,7 +2,8 @@
 
 #include "server_impl.hpp"
 
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/prompter.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
@@ -55,7 +56,7 @@ json::value progress_number(double v) {
     return v;
 }
 
-bool valid_mcp_tool_name(const std::string& name) { return toolkit::is_valid_name(name) && name.size() <= 128; }
+bool valid_mcp_tool_name(const std::string& name) { return gocompat::is_valid_name(name) && name.size() <= 128; }
 
 }  // namespace
 
@@ -91,7 +92,7 @@ void check_builtin_collisions(const toolkit::tool_list& commands, const toolkit:
                 throw std::runtime_error(fmt::format(
                     "cannot expose built-in {} over MCP: a wrapped command already exposes a tool with that name; "
                     "exclude or rename it",
-                    toolkit::go_quote(b->name())));
+                    gocompat::quote(b->name())));
             }
         }
     }
@@ -102,7 +103,7 @@ server::impl::impl(asio::any_io_executor ex, server_options o)
 
 void server::impl::register_tools(const toolkit::tool_list& commands, const toolkit::tool_list& builtins) {
     auto add = [&](const toolkit::tool_ptr& t, std::string_view kind) {
-        const auto quoted = toolkit::go_quote(t->name());
+        const auto quoted = gocompat::quote(t->name());
         if (!t->exposed().on(toolkit::surface::mcp)) {
             report.warnings.push_back(fmt::format("skipping {} {}: it does not declare MCP exposure", kind, quoted));
             return;
@@ -289,7 +290,7 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     auto t = find_tool(name);
     if (!t) {
         co_return error_result(fmt::format("unknown tool {}; call tools/list for the tools this server offers",
-                                           toolkit::go_quote(name)));
+                                           gocompat::quote(name)));
     }
     json::value arguments = nullptr;
     if (const auto* a = params.if_contains("arguments")) arguments = *a;
@@ -326,7 +327,7 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         }
         if (options.confirm == confirm_mode::always) co_return toolkit::outcome::failure(cannot_elicit_text(command_line));
         log(log_level::warning, fmt::format("running {} ungated: gated by {} but the client cannot elicit approval",
-                                            toolkit::go_quote(command_line), requirement.trigger_tag));
+                                            gocompat::quote(command_line), requirement.trigger_tag));
         co_return std::nullopt;
     };
     policy.on_queued = [this](const toolkit::tool&, const std::string& command_line) {
@@ -435,7 +436,7 @@ void server::impl::handle_notification(const std::shared_ptr<session>& s, const 
         } else {
             what = "elicitation unsupported, confirm-tagged tools run ungated";
         }
-        log(log_level::info, fmt::format("Client {} connected: {}", toolkit::go_quote(s->client_name), what));
+        log(log_level::info, fmt::format("Client {} connected: {}", gocompat::quote(s->client_name), what));
         return;
     }
     if (n.method == "notifications/cancelled") {

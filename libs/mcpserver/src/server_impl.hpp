@@ -113,7 +113,16 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     impl(boost::asio::any_io_executor ex, server_options o);
 
     void log(log_level level, std::string_view text) const {
-        if (options.log) options.log(level, text);
+        if (!options.log) return;
+        auto operator_level = gocompat::log_level::error;
+        if (level == log_level::debug) {
+            operator_level = gocompat::log_level::debug;
+        } else if (level <= log_level::notice) {
+            operator_level = gocompat::log_level::info;
+        } else if (level == log_level::warning) {
+            operator_level = gocompat::log_level::warn;
+        }
+        options.log(operator_level, text);
     }
 
     // Registration.

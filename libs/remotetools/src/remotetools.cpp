@@ -1,5 +1,6 @@
 #include <fiskai/remotetools/remotetools.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -17,7 +18,7 @@ std::vector<std::unique_ptr<re2::RE2>> compile(const std::vector<std::string>& p
     for (const auto& p : patterns) {
         auto re = std::make_unique<re2::RE2>(p, re2::RE2::Quiet);
         if (!re->ok()) {
-            throw import_error(fmt::format("invalid remote tool filter pattern {}: {}", toolkit::go_quote(p), re->error()));
+            throw import_error(fmt::format("invalid remote tool filter pattern {}: {}", gocompat::quote(p), re->error()));
         }
         out.push_back(std::move(re));
     }
@@ -61,8 +62,8 @@ public:
         } catch (const std::exception& e) {
             failure = e.what();
         }
-        co_return toolkit::outcome::failure(fmt::format("calling tool {} on agent {}: {}", toolkit::go_quote(remote_name_),
-                                                        toolkit::go_quote(host_), failure));
+        co_return toolkit::outcome::failure(fmt::format("calling tool {} on agent {}: {}", gocompat::quote(remote_name_),
+                                                        gocompat::quote(host_), failure));
     }
 
 private:
@@ -148,18 +149,18 @@ import_result import_tools(const std::vector<host_config>& hosts, const std::vec
         for (std::size_t k = 0; k < kept[i].size(); ++k) {
             const auto& d = kept[i][k];
             const auto& final_name = final_names[i][k];
-            if (!toolkit::is_valid_name(final_name)) {
-                h.skipped.push_back(fmt::format("{} (invalid name {})", d.name, toolkit::go_quote(final_name)));
+            if (!gocompat::is_valid_name(final_name)) {
+                h.skipped.push_back(fmt::format("{} (invalid name {})", d.name, gocompat::quote(final_name)));
                 continue;
             }
             if (taken.contains(final_name) || final_count[final_name] > 1) {
-                h.skipped.push_back(fmt::format("{} (name {} collides)", d.name, toolkit::go_quote(final_name)));
-                collisions.push_back(fmt::format("{} (agent {})", toolkit::go_quote(final_name), toolkit::go_quote(h.name)));
+                h.skipped.push_back(fmt::format("{} (name {} collides)", d.name, gocompat::quote(final_name)));
+                collisions.push_back(fmt::format("{} (agent {})", gocompat::quote(final_name), gocompat::quote(h.name)));
                 continue;
             }
             if (d.description.empty()) {
                 h.skipped.push_back(fmt::format("{} (tool {} from agent {} advertises no description)", d.name,
-                                                toolkit::go_quote(final_name), toolkit::go_quote(h.name)));
+                                                gocompat::quote(final_name), gocompat::quote(h.name)));
                 continue;
             }
             // The schema is untrusted: it must be an object; the peer's keys are merged
@@ -168,7 +169,7 @@ import_result import_tools(const std::vector<host_config>& hosts, const std::vec
             if (d.input_schema) {
                 if (!d.input_schema->is_object()) {
                     h.skipped.push_back(fmt::format("{} (tool {} from agent {} has an input schema that is not an object)",
-                                                    d.name, toolkit::go_quote(final_name), toolkit::go_quote(h.name)));
+                                                    d.name, gocompat::quote(final_name), gocompat::quote(h.name)));
                     continue;
                 }
                 for (const auto& kv : d.input_schema->get_object()) schema[kv.key()] = kv.value();
@@ -192,12 +193,12 @@ std::vector<std::string> import_result::warnings() const {
         if (h.include_tags_ignored) {
             out.push_back(fmt::format("remote agent {} include filter uses tags, which discovery does not carry; the tag "
                                       "filter was ignored (filter by tool name instead)",
-                                      toolkit::go_quote(h.name)));
+                                      gocompat::quote(h.name)));
         }
         if (!h.skipped.empty()) {
             std::string list;
             for (const auto& s : h.skipped) list += (list.empty() ? "" : "; ") + s;
-            out.push_back(fmt::format("remote agent {}: skipped {}", toolkit::go_quote(h.name), list));
+            out.push_back(fmt::format("remote agent {}: skipped {}", gocompat::quote(h.name), list));
         }
     }
     return out;
@@ -207,7 +208,7 @@ void require_complete(const import_result& r, const std::string& nats_context) {
     for (const auto& h : r.hosts) {
         if (h.error) {
             throw import_error(fmt::format("importing tools from remote agent {} on context {}: {}",
-                                           toolkit::go_quote(h.name), toolkit::go_quote(nats_context), *h.error));
+                                           gocompat::quote(h.name), gocompat::quote(nats_context), *h.error));
         }
     }
     if (r.collision_error) throw import_error(*r.collision_error);

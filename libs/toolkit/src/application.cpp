@@ -1,6 +1,7 @@
 #include <fiskai/toolkit/application.hpp>
 #include <fiskai/toolkit/command_tool.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
 
@@ -20,12 +21,11 @@ boost::asio::awaitable<fisk_application> introspect(std::string application_path
     ps.capture = capture_mode::head_only;
     auto r = co_await run_process(std::move(ps));
 
-    const auto path = go_quote(application_path);
+    const auto path = gocompat::quote(application_path);
     using status = process_result::status;
     if (r.state == status::timed_out) {
-        const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-        throw introspection_error(fmt::format(
-            "introspecting {} timed out after {}s; the binary must respond within this window", path, secs));
+        throw introspection_error(fmt::format("introspecting {} timed out after {}; the binary must respond within this window",
+                                              path, gocompat::format_duration(timeout)));
     }
     if (r.state == status::cancelled) throw introspection_error(fmt::format("introspecting {}: context canceled", path));
     if (r.state == status::start_failed) throw introspection_error(fmt::format("introspecting {}: {}", path, r.error));

@@ -1,5 +1,6 @@
 #include <fiskai/toolkit/argv.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <boost/json/value.hpp>
 
@@ -40,7 +41,7 @@ std::string scalar_text(const json::value& v) {
         }
         case json::kind::bool_: return v.get_bool() ? "true" : "false";
         case json::kind::null: return {};
-        default: throw argv_error(fmt::format("unsupported value type {}", json_kind_name(v)));
+        default: throw argv_error(fmt::format("unsupported value type {}", gocompat::json_kind_name(v)));
     }
 }
 
@@ -53,14 +54,14 @@ struct render_target {
 
 void render_flag(const fisk_flag& f, const json::value& v, std::vector<std::string>& out) {
     if (f.boolean) {
-        if (!v.is_bool()) throw argv_error(fmt::format("flag {}: expected boolean, got {}", go_quote(f.name), json_kind_name(v)));
+        if (!v.is_bool()) throw argv_error(fmt::format("flag {}: expected boolean, got {}", gocompat::quote(f.name), gocompat::json_kind_name(v)));
         if (v.get_bool()) {
             out.push_back("--" + f.name);
         } else if (f.negatable) {
             out.push_back("--no-" + f.name);
         } else if (std::any_of(f.defaults.begin(), f.defaults.end(), parses_true)) {
             throw argv_error(fmt::format("flag {}: cannot be set to false: the flag has no negation and defaults to true",
-                                         go_quote(f.name)));
+                                         gocompat::quote(f.name)));
         }
         return;
     }
@@ -76,7 +77,7 @@ void render_flag(const fisk_flag& f, const json::value& v, std::vector<std::stri
             out.push_back("--" + f.name + "=" + scalar_text(v));
         }
     } catch (const argv_error& e) {
-        throw argv_error(fmt::format("flag {}: {}", go_quote(f.name), e.what()));
+        throw argv_error(fmt::format("flag {}: {}", gocompat::quote(f.name), e.what()));
     }
 }
 
@@ -91,7 +92,7 @@ std::vector<std::string> render(const render_target& target, const json::object&
             std::any_of(target.flags.begin(), target.flags.end(), [&](const fisk_flag& f) { return f.name == key; }) ||
             (target.args && std::any_of(target.args->begin(), target.args->end(),
                                         [&](const fisk_arg& a) { return a.name == key; }));
-        if (!known) throw argv_error(fmt::format("unknown property {}", go_quote(key)));
+        if (!known) throw argv_error(fmt::format("unknown property {}", gocompat::quote(key)));
     }
 
     std::vector<std::string> out;
@@ -103,7 +104,7 @@ std::vector<std::string> render(const render_target& target, const json::object&
     const auto& args = *target.args;
     for (std::size_t i = 0; i + 1 < args.size(); ++i) {
         if (args[i].cumulative) {
-            throw argv_error(fmt::format("argument {} is cumulative but is not the last argument", go_quote(args[i].name)));
+            throw argv_error(fmt::format("argument {} is cumulative but is not the last argument", gocompat::quote(args[i].name)));
         }
     }
     std::ptrdiff_t last = -1;
@@ -116,7 +117,7 @@ std::vector<std::string> render(const render_target& target, const json::object&
         const auto* v = input.if_contains(a.name);
         if (v == nullptr) {
             if (a.defaults.empty()) {
-                throw argv_error(fmt::format("argument {} must be set because a later argument is set", go_quote(a.name)));
+                throw argv_error(fmt::format("argument {} must be set because a later argument is set", gocompat::quote(a.name)));
             }
             positionals.insert(positionals.end(), a.defaults.begin(), a.defaults.end());
             continue;
@@ -128,7 +129,7 @@ std::vector<std::string> render(const render_target& target, const json::object&
                 positionals.push_back(scalar_text(*v));
             }
         } catch (const argv_error& e) {
-            throw argv_error(fmt::format("argument {}: {}", go_quote(a.name), e.what()));
+            throw argv_error(fmt::format("argument {}: {}", gocompat::quote(a.name), e.what()));
         }
     }
     if (!positionals.empty()) {
@@ -147,7 +148,7 @@ std::vector<std::string> render_argv(const command_spec& spec, const json::value
         input = &arguments.get_object();
     } else if (!arguments.is_null()) {
         throw argv_error(fmt::format("building command line for {}: invalid JSON arguments: expected an object, got {}",
-                                     go_quote(spec.title), json_kind_name(arguments)));
+                                     gocompat::quote(spec.title), gocompat::json_kind_name(arguments)));
     }
 
     json::object global_input;
@@ -164,14 +165,14 @@ std::vector<std::string> render_argv(const command_spec& spec, const json::value
             auto tokens = render(render_target{spec.global_flags, nullptr}, global_input);
             argv.insert(argv.end(), tokens.begin(), tokens.end());
         } catch (const argv_error& e) {
-            throw argv_error(fmt::format("building global flags for {}: {}", go_quote(spec.title), e.what()));
+            throw argv_error(fmt::format("building global flags for {}: {}", gocompat::quote(spec.title), e.what()));
         }
     }
     try {
         auto tokens = render(render_target{spec.flags, &spec.args}, local_input);
         argv.insert(argv.end(), tokens.begin(), tokens.end());
     } catch (const argv_error& e) {
-        throw argv_error(fmt::format("building command line for {}: {}", go_quote(spec.title), e.what()));
+        throw argv_error(fmt::format("building command line for {}: {}", gocompat::quote(spec.title), e.what()));
     }
     return argv;
 }

@@ -1,6 +1,6 @@
 #include <fiskai/toolkit/argv.hpp>
 #include <fiskai/toolkit/command_tool.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
@@ -25,7 +25,7 @@ command_tool::~command_tool() = default;
 std::optional<std::string> command_tool::check_arguments(const boost::json::value& arguments) const {
     const boost::json::value& input = arguments.is_null() ? boost::json::value(boost::json::object()) : arguments;
     if (auto problems = validator_->validator.validate(input)) {
-        return fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problems);
+        return fmt::format("invalid arguments for tool {}: {}", gocompat::quote(spec_.name), *problems);
     }
     try {
         (void)render_argv(spec_, input);
@@ -52,7 +52,7 @@ boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments,
     }
     if (runtime_->application_path.empty()) {
         co_return outcome::failure(
-            fmt::format("command {} has no application path to execute", go_quote(spec_.title)));
+            fmt::format("command {} has no application path to execute", gocompat::quote(spec_.title)));
     }
 
     process_spec ps;
@@ -65,7 +65,7 @@ boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments,
     ps.capture = capture_mode::head_and_tail;
     auto r = co_await run_process(std::move(ps));
 
-    const auto running = fmt::format("running command {}", go_quote(spec_.title));
+    const auto running = fmt::format("running command {}", gocompat::quote(spec_.title));
     switch (r.state) {
         case process_result::status::exited:
             co_return outcome::from_command(command_result{command_line(argv), r.exit_code, std::move(r.output),

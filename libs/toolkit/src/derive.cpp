@@ -1,5 +1,5 @@
 #include <fiskai/toolkit/derive.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
@@ -45,7 +45,7 @@ public:
         for (const auto& pattern : f.tools) {
             auto re = std::make_unique<re2::RE2>(pattern, re2::RE2::Quiet);
             if (!re->ok()) {
-                throw derive_error(fmt::format("invalid tool filter pattern {}: {}", go_quote(pattern), re->error()));
+                throw derive_error(fmt::format("invalid tool filter pattern {}: {}", gocompat::quote(pattern), re->error()));
             }
             patterns_.push_back(std::move(re));
         }
@@ -144,12 +144,12 @@ std::vector<fisk_flag> resolve_global_flags(const fisk_application& app, const s
             throw derive_error(fmt::format(
                 "global_flags entry {} matches no global flag of application {}; run `fisk-ai-mcp info` to list the "
                 "exposable global flags",
-                go_quote(name), go_quote(app.name)));
+                gocompat::quote(name), gocompat::quote(app.name)));
         }
         if (it->hidden || framework_global_flags.contains(name)) {
             throw derive_error(fmt::format("global_flags entry {} is a hidden or framework flag and cannot be exposed "
                                            "to the model; only application-defined global flags can be exposed",
-                                           go_quote(name)));
+                                           gocompat::quote(name)));
         }
         if (seen.insert(name).second) exposed.push_back(*it);
     }
@@ -193,7 +193,7 @@ struct walker {
         if (!c.restricted_schema) {
             throw derive_error(fmt::format(
                 "command {} has no precomputed schema; introspect the application with a current fisk",
-                go_quote(t.title)));
+                gocompat::quote(t.title)));
         }
         t.description = c.help.empty() ? c.help_long : c.help;
         t.model_description = model_description(c.help, c.help_long, c.tags);
@@ -279,7 +279,7 @@ derivation derive_tools(const fisk_application& app, const derive_options& optio
         if (!inserted) {
             throw derive_error(fmt::format(
                 "commands {} and {} both map to the tool name {}; exclude one of them with an exclude filter",
-                go_quote(it->second), go_quote(t.title), go_quote(t.name)));
+                gocompat::quote(it->second), gocompat::quote(t.title), gocompat::quote(t.name)));
         }
     }
     return out;

@@ -1,5 +1,5 @@
 #include <fiskai/toolkit/fisk_model.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/json.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -28,7 +28,7 @@ const json::value* field(const json::object& o, std::string_view key) {
 }
 
 [[noreturn]] void wrong_type(std::string_view where, std::string_view want, const json::value& got) {
-    throw std::runtime_error(fmt::format("{}: expected {}, got {}", where, want, json_kind_name(got)));
+    throw std::runtime_error(fmt::format("{}: expected {}, got {}", where, want, gocompat::json_kind_name(got)));
 }
 
 std::string get_string(const json::object& o, std::string_view key, std::string_view where) {

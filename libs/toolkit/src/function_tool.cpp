@@ -1,5 +1,6 @@
 #include <fiskai/toolkit/function_tool.hpp>
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/name.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/schema_validator.hpp>
 
 #include <boost/json/value.hpp>
@@ -31,10 +32,10 @@ public:
 
     [[nodiscard]] std::optional<std::string> check_arguments(const boost::json::value& arguments) const override {
         if (!arguments.is_object() && !arguments.is_null()) {
-            return fmt::format("invalid arguments for tool {}: expected an object", go_quote(spec_.name));
+            return fmt::format("invalid arguments for tool {}: expected an object", gocompat::quote(spec_.name));
         }
         if (auto problem = validator_.validate(arguments.is_null() ? boost::json::value(boost::json::object{}) : arguments)) {
-            return fmt::format("invalid arguments for tool {}: {}", go_quote(spec_.name), *problem);
+            return fmt::format("invalid arguments for tool {}: {}", gocompat::quote(spec_.name), *problem);
         }
         return std::nullopt;
     }
@@ -66,28 +67,28 @@ private:
 }  // namespace
 
 tool_ptr make_function_tool(function_tool_spec spec) {
-    if (!is_valid_name(spec.name)) {
+    if (!gocompat::is_valid_name(spec.name)) {
         throw std::invalid_argument(fmt::format("function tool name {} is invalid: it must contain only letters, "
                                                 "digits, '-' or '_'",
-                                                go_quote(spec.name)));
+                                                gocompat::quote(spec.name)));
     }
-    if (!spec.handler) throw std::invalid_argument(fmt::format("function tool {} has no handler", go_quote(spec.name)));
+    if (!spec.handler) throw std::invalid_argument(fmt::format("function tool {} has no handler", gocompat::quote(spec.name)));
     if (!spec.exposed) {
         throw std::invalid_argument(fmt::format(
             "function tool {} has not declared where it may be served; set exposed (exposure::none() to serve it "
             "nowhere)",
-            go_quote(spec.name)));
+            gocompat::quote(spec.name)));
     }
     if (!spec.confirm) {
         throw std::invalid_argument(
-            fmt::format("function tool {} has not declared whether it needs approval; set confirm", go_quote(spec.name)));
+            fmt::format("function tool {} has not declared whether it needs approval; set confirm", gocompat::quote(spec.name)));
     }
     if (spec.kind == tool_kind::remote && *spec.confirm == confirm_posture::required) {
         // The serving agent gates its own tools (and never serves a gated one); a local
         // gate on top would make the two ends disagree about who decides.
         throw std::invalid_argument(fmt::format(
             "tool {} is remote and cannot be confirm-gated; a remote tool is gated by its serving agent",
-            go_quote(spec.name)));
+            gocompat::quote(spec.name)));
     }
     if (spec.title.empty()) spec.title = spec.name;
     if (spec.input_schema.empty()) spec.input_schema["type"] = "object";

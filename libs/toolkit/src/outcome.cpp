@@ -1,4 +1,4 @@
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/json.hpp>
 #include <fiskai/toolkit/outcome.hpp>
 
 namespace fiskai::toolkit {
@@ -6,13 +6,13 @@ namespace fiskai::toolkit {
 std::string to_json(const command_result& r) {
     // Key order and omission rules of the Go CommandResult struct.
     std::string out = "{\"command\":";
-    append_go_string(out, r.command);
+    gocompat::append_json_string(out, r.command);
     if (r.exit_code != 0) {
         out += ",\"exit_code\":";
         out += std::to_string(r.exit_code);
     }
     out += ",\"output\":";
-    append_go_string(out, r.output);
+    gocompat::append_json_string(out, r.output);
     if (r.truncated) out += ",\"truncated\":true";
     out += '}';
     return out;
@@ -60,14 +60,14 @@ outcome outcome::from_content(boost::json::array blocks, std::optional<boost::js
 std::string outcome::render() const {
     switch (kind_) {
         case kind::command: return to_json(*command_);
-        case kind::json: return go_json(json_);
+        case kind::json: return gocompat::to_json(json_);
         case kind::error: return error_;
         case kind::content: {
             std::string text;
             for (const auto& block : content_) {
                 if (!text.empty()) text += "\n";
                 const auto* t = block.is_object() ? block.get_object().if_contains("text") : nullptr;
-                text += t && t->is_string() ? std::string(t->get_string()) : go_json(block);
+                text += t && t->is_string() ? std::string(t->get_string()) : gocompat::to_json(block);
             }
             return text;
         }

@@ -1,4 +1,4 @@
-#include <fiskai/toolkit/go_json.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/toolkit/slots.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
 
@@ -45,8 +45,8 @@ asio::awaitable<void> forever_until_cancelled() {
 }  // namespace
 
 std::string running_text(const tool& t) {
-    return t.kind() == tool_kind::command ? fmt::format("running command {}", go_quote(t.title()))
-                                          : fmt::format("running tool {}", go_quote(t.name()));
+    return t.kind() == tool_kind::command ? fmt::format("running command {}", gocompat::quote(t.title()))
+                                          : fmt::format("running tool {}", gocompat::quote(t.name()));
 }
 
 std::string deadline_text(const tool& t, steady_clock::duration bound) {
@@ -62,7 +62,7 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
     if (arguments.is_null()) arguments = boost::json::object{};
     if (!arguments.is_object()) {
         co_return outcome::failure(
-            fmt::format("invalid arguments for tool {}: arguments must be an object", go_quote(t->name())));
+            fmt::format("invalid arguments for tool {}: arguments must be an object", gocompat::quote(t->name())));
     }
     if (auto problem = t->check_arguments(arguments)) co_return outcome::failure(std::move(*problem));
     const std::string command_line = t->describe_call(arguments);
@@ -70,12 +70,12 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
     const auto posture = t->confirm().posture;
     if (posture == confirm_posture::unknown) {
         co_return outcome::failure(fmt::format("tool {} cannot say whether it needs approval, so it is not run",
-                                               go_quote(t->name())));
+                                               gocompat::quote(t->name())));
     }
     if (posture == confirm_posture::required) {
         if (!policy.approve) {
             co_return outcome::failure(fmt::format(
-                "tool {} needs approval and nobody on this surface can give it, so it is not run", go_quote(t->name())));
+                "tool {} needs approval and nobody on this surface can give it, so it is not run", gocompat::quote(t->name())));
         }
         if (auto refusal = co_await policy.approve(*t, command_line)) co_return std::move(*refusal);
     }

@@ -17,10 +17,10 @@
 // concurrently (an io_context run by one thread, or a strand). nats.c's callbacks only
 // copy and post to it. The connection must outlive the transport and every intake.
 
-#include <fiskai/a2a/log.hpp>
 #include <fiskai/a2a/transport.hpp>
 #include <fiskai/a2a_nats/micro.hpp>
 #include <fiskai/conns/connection.hpp>
+#include <fiskai/gocompat/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -37,7 +37,8 @@ inline constexpr std::string_view service_description = "fisk-ai a2a tool server
 struct transport_options {
     // A request's deadline when the caller gives none (zero or less).
     std::chrono::steady_clock::duration timeout = std::chrono::seconds(30);
-    a2a::logger log;
+    // Where the binding's own records go; an empty logger drops them.
+    gocompat::logger log;
 };
 
 namespace detail {

@@ -7,7 +7,6 @@
 #include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/error.hpp>
 #include <fiskai/a2a/ids.hpp>
-#include <fiskai/a2a/log.hpp>
 #include <fiskai/a2a/memory_transport.hpp>
 #include <fiskai/a2a/messages.hpp>
 #include <fiskai/a2a/protocol.hpp>

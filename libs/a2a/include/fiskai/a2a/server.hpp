@@ -14,9 +14,10 @@
 // serve() runs exactly that loop over a transport; a binding that owns its own intake can
 // call the three steps itself.
 
-#include <fiskai/a2a/log.hpp>
 #include <fiskai/a2a/messages.hpp>
 #include <fiskai/a2a/transport.hpp>
+
+#include <fiskai/gocompat/log.hpp>
 
 #include <fiskai/toolkit/slots.hpp>
 #include <fiskai/toolkit/tool.hpp>
@@ -42,8 +43,9 @@ struct server_options {
     std::size_t concurrency = 2;
     // The per-call timeout; zero or less means the default.
     std::chrono::steady_clock::duration call_timeout = std::chrono::seconds(30);
-    // Where the engine's log lines go (dropped tools, calls, failures).
-    logger log;
+    // Where the engine's records go (dropped tools, calls, failures), with their fields
+    // (tool, duration, error); an empty logger drops them.
+    gocompat::logger log;
 };
 
 // One of the server's concurrency slots. Move-only; destroying it frees the slot for the

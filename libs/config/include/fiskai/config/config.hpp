@@ -235,9 +235,6 @@ struct config {
     [[nodiscard]] std::vector<std::string> credential_env_names() const;
 };
 
-// Letters, digits, '-' and '_', at least one: ^[a-zA-Z0-9_-]+$. Identities key NATS
-// subjects and queue groups, so the same rule guards host names, aliases and tool names.
-[[nodiscard]] bool is_valid_identity(std::string_view s) noexcept;
 
 // Decodes, prepares (defaults, normalisation, durations) and validates for `m`.
 // Decoding failures read `parsing config: <detail>`; the rest carry their own texts.

@@ -4,6 +4,7 @@
 // header; a binding that needs the C handle asks for native_handle().
 
 #include <fiskai/conns/context.hpp>
+#include <fiskai/gocompat/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -21,11 +22,6 @@ typedef struct __natsConnection natsConnection;
 }
 
 namespace fiskai::conns {
-
-enum class log_level { debug, info, warn, error };
-// Where connection events go (lost, reconnected, closed, asynchronous errors). An empty
-// logger drops them.
-using logger = std::function<void(log_level, std::string_view)>;
 
 // A dial that failed: `connecting to NATS context "<ctx>": <nats error>`.
 class connect_error : public std::runtime_error {
@@ -61,7 +57,9 @@ struct connect_options {
     // Connection events are logged on this executor (nats.c calls back on its own
     // threads; the callbacks only post). Without one, events are not reported.
     std::optional<boost::asio::any_io_executor> executor;
-    logger log;
+    // Where connection events go (lost, reconnected, closed, asynchronous errors). An
+    // empty logger drops them.
+    gocompat::logger log;
 };
 
 // One core NATS connection. Thread-safe as nats.c is: publishing and subscribing from any

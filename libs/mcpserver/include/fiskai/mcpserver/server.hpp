@@ -4,6 +4,7 @@
 // live in http_handler.hpp (mount in your own Beast server) and listener.hpp (a listener
 // this library owns); this header stays free of Beast.
 
+#include <fiskai/gocompat/log.hpp>
 #include <fiskai/mcpserver/protocol.hpp>
 #include <fiskai/toolkit/tool.hpp>
 
@@ -53,8 +54,9 @@ struct server_options {
     std::chrono::steady_clock::duration progress_interval = std::chrono::seconds(5);
     // An SSE comment on idle streams, so a vanished client is noticed.
     std::chrono::steady_clock::duration keepalive_interval = std::chrono::seconds(15);
-    // Operator log lines (stderr in the app). Never sent to clients.
-    std::function<void(log_level, std::string_view)> log;
+    // Operator records (stderr in the app). Never sent to clients; the MCP levels map
+    // onto the logger's (notice to info, critical and above to error).
+    gocompat::logger log;
 };
 
 // A resource a client can list and read. `read` returns the `contents` array of a

@@ -110,7 +110,4 @@ public:
 using tool_ptr = std::shared_ptr<tool>;
 using tool_list = std::vector<tool_ptr>;
 
-// The same pattern fisk-ai uses for every served name (identities, tool names).
-[[nodiscard]] bool is_valid_name(std::string_view name) noexcept;
-
 }  // namespace fiskai::toolkit

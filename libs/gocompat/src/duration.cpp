@@ -1,6 +1,5 @@
-#include <fiskai/config/duration.hpp>
-
-#include "text.hpp"
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 
 #include <array>
 #include <cstdint>
@@ -9,7 +8,7 @@
 // A line-by-line port of Go's time.ParseDuration and Duration.String, including the
 // unsigned accumulation and overflow checks, so both accept and reject the same strings.
 
-namespace fiskai::config {
+namespace fiskai::gocompat {
 namespace {
 
 constexpr std::uint64_t two_pow_63 = std::uint64_t{1} << 63U;
@@ -21,10 +20,10 @@ std::string time_quote(std::string_view s) {
     std::string out = "\"";
     std::size_t i = 0;
     while (i < s.size()) {
-        const auto [r, size] = detail::decode_rune(s.substr(i));
+        const auto [r, size, valid] = decode_rune(s, i);
         if (r >= 0x80 || r < ' ') {
             std::size_t width = size;
-            if (r == 0xFFFD) {
+            if (!valid || r == rune_error) {
                 width = 1;
                 if (i + 2 < s.size() && s.substr(i, 3) == "\xEF\xBF\xBD") width = 3;
             }
@@ -124,7 +123,7 @@ void fmt_int(std::array<char, 32>& buf, std::size_t& w, std::uint64_t v) {
 
 }  // namespace
 
-std::chrono::nanoseconds parse_go_duration(std::string_view text) {
+std::chrono::nanoseconds parse_duration(std::string_view text) {
     const std::string_view orig = text;
     std::string_view s = text;
     std::uint64_t d = 0;
@@ -184,7 +183,7 @@ std::chrono::nanoseconds parse_go_duration(std::string_view text) {
     return std::chrono::nanoseconds{static_cast<std::int64_t>(d)};
 }
 
-std::string format_go_duration(std::chrono::nanoseconds d) {
+std::string format_duration(std::chrono::nanoseconds d) {
     std::array<char, 32> buf{};
     std::size_t w = buf.size();
 
@@ -235,4 +234,4 @@ std::string format_go_duration(std::chrono::nanoseconds d) {
     return std::string(buf.data() + w, buf.size() - w);
 }
 
-}  // namespace fiskai::config
+}  // namespace fiskai::gocompat
