@@ -19,12 +19,16 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
 
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
 using fiskai::test::run_awaitable;
 using fiskai::test::process_gone;
 using fiskai::test::wait_until;
+using fiskai::test::zombie_children;
 
 namespace {
 
@@ -42,6 +46,10 @@ pid_t read_pid(const std::filesystem::path& p) {
     pid_t pid = 0;
     in >> pid;
     return pid;
+}
+
+bool no_zombie_children() {
+    return wait_until([] { return zombie_children().empty(); }, 5s);
 }
 
 struct temp_dir {
@@ -151,6 +159,62 @@ TEST_CASE("a binary that cannot start is reported", "[process]") {
     r = run_awaitable(run_process(s));
     CHECK(r.state == process_result::status::start_failed);
     CHECK(r.error == "exec: \"fiskai-no-such-binary\": executable file not found in $PATH");
+}
+
+TEST_CASE("an argument over the kernel's per-argument limit is refused clearly and leaves no zombie",
+          "[process]") {
+    REQUIRE(no_zombie_children());
+    auto spec = shell("echo never", 20s);
+    spec.arguments.push_back(std::string(200 * 1024, 'a'));
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("Argument list too long"));
+    CHECK_THAT(r.error, Catch::Contains("an argument of 204800 bytes"));
+    CHECK_THAT(r.error, Catch::Contains("131071 bytes per argument"));
+    CHECK(no_zombie_children());
+}
+
+TEST_CASE("a binary that is missing or not executable at run time leaves no zombie", "[process]") {
+    REQUIRE(no_zombie_children());
+    temp_dir dir;
+    const auto tool = dir.path / "tool";
+    {
+        std::ofstream out(tool);
+        out << "#!/bin/sh\necho ran\n";
+    }
+    ::chmod(tool.c_str(), 0755);
+    process_spec s;
+    s.executable = tool.string();
+    s.environment = scrubbed_environment();
+    auto r = run_awaitable(run_process(s));
+    REQUIRE(r.state == process_result::status::exited);
+    CHECK(r.output == "ran\n");
+
+    // Permissions taken away after start, as an upgrade in progress might.
+    ::chmod(tool.c_str(), 0644);
+    r = run_awaitable(run_process(s));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("Permission denied"));
+    CHECK(no_zombie_children());
+
+    // Removed after start.
+    std::filesystem::remove(tool);
+    for (int i = 0; i < 3; ++i) {
+        r = run_awaitable(run_process(s));
+        CHECK(r.state == process_result::status::start_failed);
+        CHECK_THAT(r.error, Catch::Contains("No such file"));
+    }
+    CHECK(no_zombie_children());
+}
+
+TEST_CASE("a working directory that cannot be entered fails the start and leaves no zombie", "[process]") {
+    REQUIRE(no_zombie_children());
+    auto spec = shell("echo never");
+    spec.work_dir = "/nonexistent/fiskai-work-dir";
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("No such file"));
+    CHECK(no_zombie_children());
 }
 
 TEST_CASE("the environment is scrubbed of credentials and carries LLMFORMAT=1", "[process]") {

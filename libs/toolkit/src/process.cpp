@@ -31,6 +31,9 @@ namespace fiskai::toolkit {
 namespace {
 
 namespace asio = boost::asio;
+// Linux's MAX_ARG_STRLEN (32 pages): execve refuses any single argument or environment
+// entry this long or longer (counting its terminating NUL) with E2BIG.
+constexpr std::size_t max_single_argument_bytes = 32 * 4096;
 namespace bp2 = boost::process::v2;
 using namespace asio::experimental::awaitable_operators;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
@@ -66,6 +69,15 @@ struct child_setup {
         return {};
     }
 
+    // Exec failed: the error has gone to the parent through the launcher's pipe. Leave at
+    // once with _exit, not the launcher's exit(): exit handlers of a forked multithreaded
+    // server may block on locks held by threads that do not exist here, and the parent
+    // waits for this child to be reaped.
+    template <typename Launcher>
+    void on_exec_error(Launcher&, const bp2::filesystem::path&, const char* const*, const bp2::error_code&) {
+        ::_exit(127);
+    }
+
     // Also set from the parent, so a kill issued before the child reaches exec still
     // finds the group (the classic double-setpgid idiom). A failure here is harmless.
     template <typename Launcher>
@@ -73,6 +85,23 @@ struct child_setup {
         ::setpgid(launcher.pid, launcher.pid);
     }
 };
+
+// The OS error, and for an argument over the kernel's per-argument limit which argument
+// and what to do, since "Argument list too long" alone suggests too many arguments.
+std::string describe_start_failure(const bp2::error_code& ec, const process_spec& spec) {
+    std::string text = ec.message();
+    if (ec.value() == E2BIG) {
+        std::size_t longest = 0;
+        for (const auto& a : spec.arguments) longest = std::max(longest, a.size());
+        if (longest >= max_single_argument_bytes) {
+            text += " (an argument of " + std::to_string(longest) + " bytes is over the kernel's limit of " +
+                    std::to_string(max_single_argument_bytes - 1) + " bytes per argument; pass less data in one argument)";
+        } else {
+            text += " (the arguments and environment together are over the kernel's limit; pass less data)";
+        }
+    }
+    return text;
+}
 
 void kill_group(pid_t pgid) {
     if (pgid > 0) ::kill(-pgid, SIGKILL);  // ESRCH (group already gone) is fine
@@ -133,13 +162,19 @@ asio::awaitable<process_result> run_process(process_spec spec) {
     asio::connect_pipe(reader, writer);
 
     bp2::error_code ec;
-    auto proc = bp2::default_process_launcher()(ex, ec, exe, spec.arguments,
-                                                bp2::process_stdio{nullptr, writer, writer},
-                                                bp2::process_environment(spec.environment),
-                                                child_setup{&spec.work_dir, ::getpid()});
+    bp2::default_process_launcher launcher;
+    auto proc = launcher(ex, ec, exe, spec.arguments, bp2::process_stdio{nullptr, writer, writer},
+                         bp2::process_environment(spec.environment), child_setup{&spec.work_dir, ::getpid()});
     writer.close();  // the child holds its own copy; ours would keep the pipe open forever
     if (ec) {
-        result.error = ec.message();
+        // The launcher reports a failed exec (E2BIG, ENOENT, EACCES...) but leaves the
+        // forked child unreaped: reap it here, or every failed call leaves a zombie. The
+        // child has already reported and is in _exit, so this wait is immediate.
+        if (launcher.pid > 0) {
+            while (::waitpid(launcher.pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        }
+        result.error = describe_start_failure(ec, spec);
         co_return result;
     }
     const pid_t pgid = proc.id();
