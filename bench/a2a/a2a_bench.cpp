@@ -198,14 +198,17 @@ int main(int argc, char** argv) {
             natsMsg_Destroy(reply);
         }
         const auto a2a_stats = summarise(a2a_us);
+        const auto runner_stats = summarise(runner_us);
         const auto spawn_stats = summarise(spawn_us);
         const auto nats_stats = summarise(nats_us);
         row("a2a tool call (echo over NATS, spawned by the engine)", a2a_stats);
-        row("direct spawn through the toolkit runner (run_process)", summarise(runner_us));
+        row("direct spawn through the toolkit runner (run_process)", runner_stats);
         row("floor: bare posix_spawn + read + reap of the same command", spawn_stats);
         row("floor: bare nats.c request-reply, same body, echo responder", nats_stats);
-        const double floor_p50 = spawn_stats.p50_us + nats_stats.p50_us;
-        fmt::print("  a2a tool call p50 {:.1f} us = {:.2f}x (bare request-reply + bare spawn, p50 {:.1f} us); target 1.3x\n",
+        // The spawn floor is the quicker of the two spawns, so a loaded machine that slows
+        // the blocking bare spawn more than the runner cannot flatter the figure.
+        const double floor_p50 = std::min(spawn_stats.p50_us, runner_stats.p50_us) + nats_stats.p50_us;
+        fmt::print("  a2a tool call p50 {:.1f} us = {:.2f}x (bare request-reply + spawn, p50 {:.1f} us); target 1.3x\n",
                    a2a_stats.p50_us, a2a_stats.p50_us / floor_p50, floor_p50);
     }
     {
