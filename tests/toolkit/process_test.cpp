@@ -20,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -238,6 +239,44 @@ TEST_CASE("stdin is the null device and the working directory is honoured", "[pr
     spec.work_dir = dir.path.string();
     auto r = run_awaitable(run_process(spec));
     CHECK(r.output == std::filesystem::canonical(dir.path).string() + "\n");
+}
+
+TEST_CASE("the child starts with the server's signal mask, not the one blocked around the start", "[process]") {
+    std::ifstream status("/proc/self/status");
+    std::string line, blocked;
+    while (std::getline(status, line)) {
+        if (line.rfind("SigBlk:", 0) == 0) blocked = line;
+    }
+    REQUIRE_FALSE(blocked.empty());
+    // grep, not sh: dash clears its signal mask at startup and would hide a wrong one.
+    process_spec s;
+    s.executable = "grep";
+    s.arguments = {"SigBlk:", "/proc/self/status"};
+    s.environment = scrubbed_environment();
+    auto r = run_awaitable(run_process(s));
+    CHECK(r.output == blocked + "\n");
+}
+
+TEST_CASE("a tool's process dies with the server that started it", "[process]") {
+    temp_dir dir;
+    const auto pidfile = dir.path / "tool.pid";
+    // A stand-in server: a child of this test that starts a long tool and then is killed
+    // without any chance to clean up.
+    const pid_t server = ::fork();
+    REQUIRE(server >= 0);
+    if (server == 0) {
+        try {
+            (void)run_awaitable(run_process(shell("echo $$ > " + pidfile.string() + "; exec sleep 30", 60s)));
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    pid_t tool = 0;
+    CHECK(wait_until([&] { return (tool = read_pid(pidfile)) > 0; }, 10s));
+    ::kill(server, SIGKILL);
+    ::waitpid(server, nullptr, 0);
+    REQUIRE(tool > 0);
+    CHECK(wait_until([&] { return process_gone(tool); }, 5s));
 }
 
 TEST_CASE("the child inherits no descriptor beyond stdin, stdout and stderr", "[process]") {
