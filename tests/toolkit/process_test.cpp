@@ -138,6 +138,23 @@ TEST_CASE("cancelling the awaiting coroutine kills the group", "[process]") {
     CHECK(wait_until([&] { return process_gone(child); }, 5s));
 }
 
+TEST_CASE("a call torn down unfinished with its io_context kills and reaps the child", "[process]") {
+    REQUIRE(no_zombie_children());
+    temp_dir dir;
+    const auto pidfile = dir.path / "child.pid";
+    {
+        boost::asio::io_context ioc;
+        boost::asio::co_spawn(ioc, run_process(shell("echo $$ > " + pidfile.string() + "; exec sleep 30")),
+                              [](std::exception_ptr, process_result) {});
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (read_pid(pidfile) <= 0 && std::chrono::steady_clock::now() < deadline) ioc.run_for(10ms);
+        REQUIRE(read_pid(pidfile) > 0);
+    }  // the io_context goes, and the suspended call's frame with it
+    const pid_t child = read_pid(pidfile);
+    CHECK(process_gone(child));
+    CHECK(no_zombie_children());
+}
+
 TEST_CASE("output past the cap keeps head and tail", "[process]") {
     auto spec = shell("printf BEGIN; head -c 200000 /dev/zero | tr '\\000' a; printf END");
     spec.output_cap = max_tool_output_bytes;

@@ -233,7 +233,15 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         result.error = std::string("creating the output pipe: ") + std::strerror(errno);
         co_return result;
     }
-    asio::readable_pipe reader(ex, pipe_fds[0]);
+    asio::readable_pipe reader(ex);
+    boost::system::error_code assign_ec;
+    reader.assign(pipe_fds[0], assign_ec);
+    if (assign_ec) {
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        result.error = "watching the output pipe: " + assign_ec.message();
+        co_return result;
+    }
 
     launch_plan plan;
     plan.path = exe.c_str();
@@ -245,25 +253,41 @@ asio::awaitable<process_result> run_process(process_spec spec) {
     const pid_t pid = launch(plan, spec, result.error);
     ::close(pipe_fds[1]);  // the child holds its own copy; ours would keep the pipe open forever
     if (pid < 0) co_return result;
-    const pid_t pgid = pid;  // the child made its own group
 
-    // The exit is watched through a pidfd: readable once the child has exited, and never
-    // confused with a later process that reuses the pid (we reap only after it fires).
+    // From here on the child is ours to kill and reap on every path: the normal one below,
+    // an early return, an exception, or this frame destroyed unfinished (its io_context
+    // torn down mid-call). The child made its own group, whose id is its pid; the group is
+    // killed before the leader is reaped, so that id cannot have been reused by then.
+    struct child_guard {
+        pid_t pid;
+        int status = 0;
+        bool reaped = false;
+        void reap() {
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            reaped = true;
+        }
+        ~child_guard() {
+            if (reaped) return;
+            kill_group(pid);
+            reap();  // after SIGKILL the leader exits at once
+        }
+    } child{pid};
+    const pid_t pgid = pid;
+
+    // The exit is watched through a pidfd: readable once the child has exited.
+    asio::posix::stream_descriptor exit_watch(ex);
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     if (pidfd < 0) {
-        const int err = errno;
-        kill_group(pgid);
-        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-        result.error = std::string("watching the child process: ") + std::strerror(err);
+        result.error = std::string("watching the child process: ") + std::strerror(errno);
         co_return result;
     }
-    asio::posix::stream_descriptor exit_watch(ex, pidfd);
-    int wait_status = 0;
-    const auto reap = [&] {
-        while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-        }
-    };
+    exit_watch.assign(pidfd, assign_ec);
+    if (assign_ec) {
+        ::close(pidfd);
+        result.error = "watching the child process: " + assign_ec.message();
+        co_return result;
+    }
 
     output_capture capture(spec.capture, spec.output_cap);
     asio::steady_timer grace(ex);
@@ -302,7 +326,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         // been reused by then.
         kill_group(pgid);
         if (!exited) co_await exit_watch.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
-        reap();
+        child.reap();
         // A descendant that left the group could still hold the pipe: give it a grace
         // period, then stop reading.
         if (!reader_done) {
@@ -323,7 +347,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         result.state = process_result::status::cancelled;
     } else {
         result.state = process_result::status::exited;
-        result.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+        result.exit_code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1;
     }
     co_return result;
 }
