@@ -32,9 +32,6 @@ namespace asio = boost::asio;
 namespace bp2 = boost::process::v2;
 using namespace asio::experimental::awaitable_operators;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-// Linux's MAX_ARG_STRLEN (32 pages): execve refuses any single argument or environment
-// entry this long or longer (counting its terminating NUL) with E2BIG.
-constexpr std::size_t max_single_argument_bytes = 32 * 4096;
 
 // Marks every descriptor from 3 up close-on-exec, so the child gets stdin, stdout and
 // stderr and nothing else: libraries such as nats.c open sockets without close-on-exec,
@@ -116,6 +113,9 @@ struct launch_plan {
 // For an argument over the kernel's per-argument limit, which argument and what to do,
 // since "Argument list too long" alone suggests too many arguments.
 std::string explain_too_long(const process_spec& spec) {
+    // Linux's MAX_ARG_STRLEN, 32 pages: execve refuses any single argument or environment
+    // entry this long or longer (counting its terminating NUL) with E2BIG.
+    const std::size_t max_single_argument_bytes = 32 * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::size_t longest = 0;
     for (const auto& a : spec.arguments) longest = std::max(longest, a.size());
     if (longest >= max_single_argument_bytes) {
