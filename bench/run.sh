@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Builds the optimised benchmark preset and prints every benchmark's figures, each beside
-# its floor or its peer.
+# its floor or its peer, then the two speed targets together: MCP tools/call CPU per call
+# (children included) against a bare posix_spawn + read + reap, beside the TypeScript SDK
+# server; and the a2a tool call p50 against bare NATS request-reply + spawn.
 # Usage: bench/run.sh [iterations for the tool-layer rows] [seconds per MCP row]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-debian.sh >/dev/null
 cmake --preset bench >/dev/null
 cmake --build --preset bench
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 echo "== tool layer"
 ./build/bench/bench/toolkit_bench "${1:-300}"
 echo
 echo "== MCP tools/call: fisk-ai-mcp vs the official TypeScript SDK"
-bench/mcp/run.sh build/bench "${2:-5}"
+bench/mcp/run.sh build/bench "${2:-5}" | tee -a "$out"
 echo
 echo "== a2a decode and validate: fiskai::a2a vs npm ajv"
 bench/a2a-validate/run.sh build/bench 2
 echo
 echo "== a2a tool calls over NATS: round trip and throughput beside their floors"
-./build/bench/bench/a2a/a2a_bench 300 400
+./build/bench/bench/a2a/a2a_bench 300 400 | tee -a "$out"
+echo
+echo "== speed targets (1.3x of the floor)"
+grep -E 'floor: bare posix_spawn \+ read \+ reap  |x the floor|target 1.3x$' "$out" | sed 's/^ */  /'

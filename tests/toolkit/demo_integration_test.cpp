@@ -22,6 +22,7 @@ using namespace std::chrono_literals;
 using fiskai::test::run_awaitable;
 using fiskai::test::process_gone;
 using fiskai::test::wait_until;
+using fiskai::test::zombie_children;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
@@ -216,4 +217,36 @@ TEST_CASE("a missing application binary is reported", "[demo]") {
     } catch (const introspection_error& e) {
         CHECK_THAT(e.what(), Catch::StartsWith("introspecting \"/nonexistent/fisk-app\": "));
     }
+}
+
+TEST_CASE("a failed start is an error outcome naming the cause, and leaves no zombie", "[demo]") {
+    const auto no_zombies = [] { return wait_until([] { return zombie_children().empty(); }, 5s); };
+    REQUIRE(no_zombies());
+    // A copy of the demo, so it can be taken away after its tools were derived from it.
+    temp_dir dir;
+    const auto app = dir.path / "fisk-demo";
+    fs::copy_file(demo, app);
+    application_options o;
+    o.application_path = app.string();
+    auto a = run_awaitable(load_application_tools(o));
+    auto echo = find(a, "echo");
+
+    auto big = call(echo, R"({"text":[")" + std::string(200 * 1024, 'x') + R"("]})");
+    REQUIRE(big.is_error());
+    CHECK_THAT(big.error_message(), Catch::StartsWith("running command \"echo\": Argument list too long") &&
+                                        Catch::Contains("an argument of 204800 bytes"));
+    CHECK(no_zombies());
+
+    fs::permissions(app, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::remove);
+    auto denied = call(echo, R"({"text":["hi"]})");
+    REQUIRE(denied.is_error());
+    CHECK_THAT(denied.error_message(), Catch::StartsWith("running command \"echo\": Permission denied"));
+    CHECK(no_zombies());
+
+    fs::remove(app);
+    auto missing = call(echo, R"({"text":["hi"]})");
+    REQUIRE(missing.is_error());
+    CHECK_THAT(missing.error_message(), Catch::StartsWith("running command \"echo\": No such file"));
+    CHECK(no_zombies());
 }

@@ -19,12 +19,17 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
 using fiskai::test::run_awaitable;
 using fiskai::test::process_gone;
 using fiskai::test::wait_until;
+using fiskai::test::zombie_children;
 
 namespace {
 
@@ -42,6 +47,10 @@ pid_t read_pid(const std::filesystem::path& p) {
     pid_t pid = 0;
     in >> pid;
     return pid;
+}
+
+bool no_zombie_children() {
+    return wait_until([] { return zombie_children().empty(); }, 5s);
 }
 
 struct temp_dir {
@@ -129,6 +138,23 @@ TEST_CASE("cancelling the awaiting coroutine kills the group", "[process]") {
     CHECK(wait_until([&] { return process_gone(child); }, 5s));
 }
 
+TEST_CASE("a call torn down unfinished with its io_context kills and reaps the child", "[process]") {
+    REQUIRE(no_zombie_children());
+    temp_dir dir;
+    const auto pidfile = dir.path / "child.pid";
+    {
+        boost::asio::io_context ioc;
+        boost::asio::co_spawn(ioc, run_process(shell("echo $$ > " + pidfile.string() + "; exec sleep 30")),
+                              [](std::exception_ptr, process_result) {});
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (read_pid(pidfile) <= 0 && std::chrono::steady_clock::now() < deadline) ioc.run_for(10ms);
+        REQUIRE(read_pid(pidfile) > 0);
+    }  // the io_context goes, and the suspended call's frame with it
+    const pid_t child = read_pid(pidfile);
+    CHECK(process_gone(child));
+    CHECK(no_zombie_children());
+}
+
 TEST_CASE("output past the cap keeps head and tail", "[process]") {
     auto spec = shell("printf BEGIN; head -c 200000 /dev/zero | tr '\\000' a; printf END");
     spec.output_cap = max_tool_output_bytes;
@@ -153,6 +179,62 @@ TEST_CASE("a binary that cannot start is reported", "[process]") {
     CHECK(r.error == "exec: \"fiskai-no-such-binary\": executable file not found in $PATH");
 }
 
+TEST_CASE("an argument over the kernel's per-argument limit is refused clearly and leaves no zombie",
+          "[process]") {
+    REQUIRE(no_zombie_children());
+    auto spec = shell("echo never", 20s);
+    spec.arguments.push_back(std::string(200 * 1024, 'a'));
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("Argument list too long"));
+    CHECK_THAT(r.error, Catch::Contains("an argument of 204800 bytes"));
+    CHECK_THAT(r.error, Catch::Contains("131071 bytes per argument"));
+    CHECK(no_zombie_children());
+}
+
+TEST_CASE("a binary that is missing or not executable at run time leaves no zombie", "[process]") {
+    REQUIRE(no_zombie_children());
+    temp_dir dir;
+    const auto tool = dir.path / "tool";
+    {
+        std::ofstream out(tool);
+        out << "#!/bin/sh\necho ran\n";
+    }
+    ::chmod(tool.c_str(), 0755);
+    process_spec s;
+    s.executable = tool.string();
+    s.environment = scrubbed_environment();
+    auto r = run_awaitable(run_process(s));
+    REQUIRE(r.state == process_result::status::exited);
+    CHECK(r.output == "ran\n");
+
+    // Permissions taken away after start, as an upgrade in progress might.
+    ::chmod(tool.c_str(), 0644);
+    r = run_awaitable(run_process(s));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("Permission denied"));
+    CHECK(no_zombie_children());
+
+    // Removed after start.
+    std::filesystem::remove(tool);
+    for (int i = 0; i < 3; ++i) {
+        r = run_awaitable(run_process(s));
+        CHECK(r.state == process_result::status::start_failed);
+        CHECK_THAT(r.error, Catch::Contains("No such file"));
+    }
+    CHECK(no_zombie_children());
+}
+
+TEST_CASE("a working directory that cannot be entered fails the start and leaves no zombie", "[process]") {
+    REQUIRE(no_zombie_children());
+    auto spec = shell("echo never");
+    spec.work_dir = "/nonexistent/fiskai-work-dir";
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.state == process_result::status::start_failed);
+    CHECK_THAT(r.error, Catch::Contains("No such file"));
+    CHECK(no_zombie_children());
+}
+
 TEST_CASE("the environment is scrubbed of credentials and carries LLMFORMAT=1", "[process]") {
     ::setenv("ANTHROPIC_API_KEY", "sk-secret", 1);
     ::setenv("MY_EMBED_KEY", "embed-secret", 1);
@@ -174,6 +256,44 @@ TEST_CASE("stdin is the null device and the working directory is honoured", "[pr
     spec.work_dir = dir.path.string();
     auto r = run_awaitable(run_process(spec));
     CHECK(r.output == std::filesystem::canonical(dir.path).string() + "\n");
+}
+
+TEST_CASE("the child starts with the server's signal mask, not the one blocked around the start", "[process]") {
+    std::ifstream status("/proc/self/status");
+    std::string line, blocked;
+    while (std::getline(status, line)) {
+        if (line.rfind("SigBlk:", 0) == 0) blocked = line;
+    }
+    REQUIRE_FALSE(blocked.empty());
+    // grep, not sh: dash clears its signal mask at startup and would hide a wrong one.
+    process_spec s;
+    s.executable = "grep";
+    s.arguments = {"SigBlk:", "/proc/self/status"};
+    s.environment = scrubbed_environment();
+    auto r = run_awaitable(run_process(s));
+    CHECK(r.output == blocked + "\n");
+}
+
+TEST_CASE("a tool's process dies with the server that started it", "[process]") {
+    temp_dir dir;
+    const auto pidfile = dir.path / "tool.pid";
+    // A stand-in server: a child of this test that starts a long tool and then is killed
+    // without any chance to clean up.
+    const pid_t server = ::fork();
+    REQUIRE(server >= 0);
+    if (server == 0) {
+        try {
+            (void)run_awaitable(run_process(shell("echo $$ > " + pidfile.string() + "; exec sleep 30", 60s)));
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    pid_t tool = 0;
+    CHECK(wait_until([&] { return (tool = read_pid(pidfile)) > 0; }, 10s));
+    ::kill(server, SIGKILL);
+    ::waitpid(server, nullptr, 0);
+    REQUIRE(tool > 0);
+    CHECK(wait_until([&] { return process_gone(tool); }, 5s));
 }
 
 TEST_CASE("the child inherits no descriptor beyond stdin, stdout and stderr", "[process]") {

@@ -2,16 +2,13 @@
 #include <fiskai/toolkit/process.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/connect_pipe.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/writable_pipe.hpp>
 #include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +17,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -48,31 +46,123 @@ void cloexec_from_3() {
     }
 }
 
-// Runs in the child between fork and exec (async-signal-safe calls only): a process
-// group of its own, so one kill(-pgid) reaches every descendant that stayed in it; death
-// with the server, should the server die without cleaning up; no inherited descriptors;
-// and the working directory.
-struct child_setup {
-    const std::string* work_dir;
-    pid_t parent;
-
-    template <typename Launcher>
-    bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-        if (::setpgid(0, 0) != 0) return {errno, bp2::system_category()};
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);  // the server died before the prctl took
-        cloexec_from_3();
-        if (!work_dir->empty() && ::chdir(work_dir->c_str()) != 0) return {errno, bp2::system_category()};
-        return {};
-    }
-
-    // Also set from the parent, so a kill issued before the child reaches exec still
-    // finds the group (the classic double-setpgid idiom). A failure here is harmless.
-    template <typename Launcher>
-    void on_success(Launcher& launcher, const bp2::filesystem::path&, const char* const*) {
-        ::setpgid(launcher.pid, launcher.pid);
-    }
+// What the child does between vfork and exec, prepared entirely by the parent: the child
+// shares the parent's memory until it execs, so it may not allocate, lock or throw.
+struct launch_plan {
+    const char* path = nullptr;
+    char* const* argv = nullptr;
+    char* const* envp = nullptr;
+    const char* work_dir = nullptr;  // nullptr: inherit
+    int output_fd = -1;              // the pipe's write end, for stdout and stderr
+    pid_t parent = 0;
+    const sigset_t* restore_mask = nullptr;
+    // Written by a child that fails before or at exec, read by the parent once vfork
+    // returns: the shared memory is the error channel.
+    enum step : int { none = 0, group, parent_gone, stdio, work_dir_step, exec };
+    volatile int failed_step = none;
+    volatile int error = 0;
 };
+
+// The child (async-signal-safe calls only): a process group of its own, so one
+// kill(-pgid) reaches every descendant that stayed in it; death with the server, should
+// the server die without cleaning up; default signal handlers (a handler of the server
+// must not run in a child that shares its memory); stdin from /dev/null, stdout and
+// stderr to the pipe; no other inherited descriptors; the working directory; the
+// server's signal mask back; exec.
+[[noreturn]] void exec_child(launch_plan& plan) noexcept {
+    const auto fail = [&plan](int step) {
+        plan.error = errno;
+        plan.failed_step = step;
+        ::_exit(127);
+    };
+    if (::setpgid(0, 0) != 0) fail(launch_plan::group);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != plan.parent) fail(launch_plan::parent_gone);  // died before the prctl took
+
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction action {};
+        if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &action) != 0) continue;
+        if (action.sa_handler == SIG_IGN || action.sa_handler == SIG_DFL) continue;
+        action = {};
+        action.sa_handler = SIG_DFL;
+        ::sigaction(sig, &action, nullptr);
+    }
+
+    int out = plan.output_fd;
+    if (out < 3 && (out = ::fcntl(out, F_DUPFD, 3)) < 0) fail(launch_plan::stdio);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(launch_plan::stdio);
+    cloexec_from_3();
+    if (plan.work_dir != nullptr && ::chdir(plan.work_dir) != 0) fail(launch_plan::work_dir_step);
+    ::sigprocmask(SIG_SETMASK, plan.restore_mask, nullptr);
+    ::execve(plan.path, plan.argv, plan.envp);
+    fail(launch_plan::exec);
+    ::_exit(127);  // not reached
+}
+
+// vfork rather than fork: the child borrows the server's memory until it execs, so a
+// start costs the same however large the server is (fork copies the page tables of the
+// whole server, and Asio's fork handlers rebuild its reactor in the child). A function of
+// its own, so no local of the caller lives across the vfork.
+[[gnu::noinline]] pid_t vfork_and_exec(launch_plan& plan) {
+    const pid_t pid = ::vfork();
+    if (pid == 0) exec_child(plan);
+    return pid;
+}
+
+// For an argument over the kernel's per-argument limit, which argument and what to do,
+// since "Argument list too long" alone suggests too many arguments.
+std::string explain_too_long(const process_spec& spec) {
+    // Linux's MAX_ARG_STRLEN, 32 pages: execve refuses any single argument or environment
+    // entry this long or longer (counting its terminating NUL) with E2BIG.
+    const std::size_t max_single_argument_bytes = 32 * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::size_t longest = 0;
+    for (const auto& a : spec.arguments) longest = std::max(longest, a.size());
+    if (longest >= max_single_argument_bytes) {
+        return " (an argument of " + std::to_string(longest) + " bytes is over the kernel's limit of " +
+               std::to_string(max_single_argument_bytes - 1) + " bytes per argument; pass less data in one argument)";
+    }
+    return " (the arguments and environment together are over the kernel's limit; pass less data)";
+}
+
+// Starts the child described by `plan`; on failure returns -1 with `error` set, having
+// reaped any child it made.
+pid_t launch(launch_plan& plan, const process_spec& spec, std::string& error) {
+    // Every signal blocked across the vfork, so none is handled on the child's side of the
+    // shared memory before the child has reset its handlers; it restores this mask itself.
+    sigset_t all;
+    sigset_t previous;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    plan.restore_mask = &previous;
+    const pid_t pid = vfork_and_exec(plan);
+    const int vfork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (pid < 0) {
+        error = std::string("starting a process: ") + std::strerror(vfork_errno);
+        return -1;
+    }
+    if (plan.failed_step == launch_plan::none) return pid;
+
+    // The child has already exited: reap it now, or every failed exec (E2BIG, ENOENT,
+    // EACCES) leaves a zombie.
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    const int child_errno = plan.error;
+    switch (plan.failed_step) {
+        case launch_plan::exec:
+            error = std::strerror(child_errno);
+            if (child_errno == E2BIG) error += explain_too_long(spec);
+            break;
+        case launch_plan::work_dir_step:
+            error = "changing to the working directory \"" + spec.work_dir + "\": " + std::strerror(child_errno);
+            break;
+        default:
+            error = std::string("preparing the child process: ") + std::strerror(child_errno);
+            break;
+    }
+    return -1;
+}
 
 void kill_group(pid_t pgid) {
     if (pgid > 0) ::kill(-pgid, SIGKILL);  // ESRCH (group already gone) is fine
@@ -119,30 +209,85 @@ asio::awaitable<process_result> run_process(process_spec spec) {
 
     process_result result;
 
-    bp2::filesystem::path exe = spec.executable;
+    std::string exe = spec.executable;
     if (spec.executable.find('/') == std::string::npos) {
-        exe = bp2::environment::find_executable(spec.executable);
+        exe = bp2::environment::find_executable(spec.executable).string();
         if (exe.empty()) {
             result.error = "exec: \"" + spec.executable + "\": executable file not found in $PATH";
             co_return result;
         }
     }
 
-    asio::readable_pipe reader(ex);
-    asio::writable_pipe writer(ex);
-    asio::connect_pipe(reader, writer);
+    std::vector<char*> argv;
+    argv.reserve(spec.arguments.size() + 2);
+    argv.push_back(exe.data());
+    for (auto& a : spec.arguments) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    envp.reserve(spec.environment.size() + 1);
+    for (auto& e : spec.environment) envp.push_back(e.data());
+    envp.push_back(nullptr);
 
-    bp2::error_code ec;
-    auto proc = bp2::default_process_launcher()(ex, ec, exe, spec.arguments,
-                                                bp2::process_stdio{nullptr, writer, writer},
-                                                bp2::process_environment(spec.environment),
-                                                child_setup{&spec.work_dir, ::getpid()});
-    writer.close();  // the child holds its own copy; ours would keep the pipe open forever
-    if (ec) {
-        result.error = ec.message();
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        result.error = std::string("creating the output pipe: ") + std::strerror(errno);
         co_return result;
     }
-    const pid_t pgid = proc.id();
+    asio::readable_pipe reader(ex);
+    boost::system::error_code assign_ec;
+    reader.assign(pipe_fds[0], assign_ec);
+    if (assign_ec) {
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        result.error = "watching the output pipe: " + assign_ec.message();
+        co_return result;
+    }
+
+    launch_plan plan;
+    plan.path = exe.c_str();
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+    plan.work_dir = spec.work_dir.empty() ? nullptr : spec.work_dir.c_str();
+    plan.output_fd = pipe_fds[1];
+    plan.parent = ::getpid();
+    const pid_t pid = launch(plan, spec, result.error);
+    ::close(pipe_fds[1]);  // the child holds its own copy; ours would keep the pipe open forever
+    if (pid < 0) co_return result;
+
+    // From here on the child is ours to kill and reap on every path: the normal one below,
+    // an early return, an exception, or this frame destroyed unfinished (its io_context
+    // torn down mid-call). The child made its own group, whose id is its pid; the group is
+    // killed before the leader is reaped, so that id cannot have been reused by then.
+    struct child_guard {
+        pid_t pid;
+        int status = 0;
+        bool reaped = false;
+        void reap() {
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            reaped = true;
+        }
+        ~child_guard() {
+            if (reaped) return;
+            kill_group(pid);
+            reap();  // after SIGKILL the leader exits at once
+        }
+    } child{pid};
+    const pid_t pgid = pid;
+
+    // The exit is watched through a pidfd: readable once the child has exited.
+    asio::posix::stream_descriptor exit_watch(ex);
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) {
+        result.error = std::string("watching the child process: ") + std::strerror(errno);
+        co_return result;
+    }
+    exit_watch.assign(pidfd, assign_ec);
+    if (assign_ec) {
+        ::close(pidfd);
+        result.error = "watching the child process: " + assign_ec.message();
+        co_return result;
+    }
 
     output_capture capture(spec.capture, spec.output_cap);
     asio::steady_timer grace(ex);
@@ -169,15 +314,19 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         } else {
             deadline.expires_at(asio::steady_timer::time_point::max());
         }
-        auto first = co_await (proc.async_wait(tuple_awaitable) || deadline.async_wait(tuple_awaitable));
+        auto first = co_await (exit_watch.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable) ||
+                               deadline.async_wait(tuple_awaitable));
         if (first.index() == 0) {
             exited = !std::get<0>(std::get<0>(first));
         } else {
             timed_out = !std::get<0>(std::get<1>(first));
         }
-        // Whatever ended the wait, nothing of the group may outlive the call.
+        // Whatever ended the wait, nothing of the group may outlive the call. The leader is
+        // reaped only after the group is killed, so its pid (the group's id) cannot have
+        // been reused by then.
         kill_group(pgid);
-        if (!exited) co_await proc.async_wait(tuple_awaitable);  // reap the leader
+        if (!exited) co_await exit_watch.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
+        child.reap();
         // A descendant that left the group could still hold the pipe: give it a grace
         // period, then stop reading.
         if (!reader_done) {
@@ -198,8 +347,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         result.state = process_result::status::cancelled;
     } else {
         result.state = process_result::status::exited;
-        const int status = proc.native_exit_code();
-        result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        result.exit_code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1;
     }
     co_return result;
 }
