@@ -43,7 +43,7 @@ toolkit::tool_list my_tools() {
         .tags = {"impact:ro"},
         .input_schema = json::parse(R"({"type":"object","additionalProperties":false,"required":["a","b"],
             "properties":{"a":{"type":"integer"},"b":{"type":"integer"}}})").as_object(),
-        .exposed = toolkit::exposure{.mcp = true},
+        .exposed = toolkit::exposure{toolkit::surface::mcp},
         .confirm = toolkit::confirm_posture::not_required,
         .handler = [](const json::object& args, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
             co_return toolkit::outcome::from_json(json::object{{"sum", args.at("a").to_number<std::int64_t>() +

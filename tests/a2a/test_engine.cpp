@@ -84,7 +84,7 @@ TEST_CASE("a2a.engine: selection drops five classes of tool, logging a reason fo
     asio::io_context ctx;
     log_capture log;
     auto ok = make_tool({});
-    auto unexposed = make_tool({.name = "hidden", .exposed = toolkit::exposure{true, false}});
+    auto unexposed = make_tool({.name = "hidden", .exposed = toolkit::exposure{toolkit::surface::mcp}});
     auto unknown_gate = make_tool({.name = "shrug", .posture = toolkit::confirm_posture::unknown});
     auto gated = make_tool({.name = "stream_rm", .posture = toolkit::confirm_posture::required});
     auto bad_name = make_tool({.name = "stream.rm"});

@@ -62,7 +62,7 @@ toolkit::tool_ptr fixture(std::string name, std::string description, handler h, 
     return toolkit::make_function_tool({.name = std::move(name),
                                         .description = std::move(description),
                                         .input_schema = std::move(schema),
-                                        .exposed = toolkit::exposure{.mcp = true},
+                                        .exposed = toolkit::exposure{toolkit::surface::mcp},
                                         .confirm = toolkit::confirm_posture::not_required,
                                         .handler = std::move(h)});
 }

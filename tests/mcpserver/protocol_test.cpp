@@ -104,7 +104,7 @@ fiskai::toolkit::tool_ptr tagged(std::vector<std::string> tags) {
          .title = "the t",
          .description = "does t",
          .tags = std::move(tags),
-         .exposed = fiskai::toolkit::exposure{.mcp = true},
+         .exposed = fiskai::toolkit::exposure{fiskai::toolkit::surface::mcp},
          .confirm = fiskai::toolkit::confirm_posture::required,
          .handler = [](const json::object&, const fiskai::toolkit::call_options&)
              -> boost::asio::awaitable<fiskai::toolkit::outcome> { co_return fiskai::toolkit::outcome::from_json(1); }});

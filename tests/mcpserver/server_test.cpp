@@ -10,7 +10,7 @@ namespace json = boost::json;
 
 namespace {
 
-toolkit::tool_ptr make(std::string name, toolkit::exposure e = {.mcp = true},
+toolkit::tool_ptr make(std::string name, toolkit::exposure e = {toolkit::surface::mcp},
                        toolkit::confirm_posture c = toolkit::confirm_posture::not_required,
                        toolkit::tool_kind kind = toolkit::tool_kind::function) {
     return toolkit::make_function_tool({.name = std::move(name),
@@ -63,8 +63,8 @@ TEST_CASE("registration: commands before built-ins, first claim keeps a name", "
 TEST_CASE("registration refuses what must not be served", "[mcp][server]") {
     boost::asio::io_context ioc;
     mcpserver::server srv(ioc.get_executor(), {},
-                          {make("a2a_only", {.a2a = true}), std::make_shared<unsure_tool>(),
-                           make("gated", {.mcp = true}, toolkit::confirm_posture::required), make("ok")},
+                          {make("a2a_only", {toolkit::surface::a2a}), std::make_shared<unsure_tool>(),
+                           make("gated", {toolkit::surface::mcp}, toolkit::confirm_posture::required), make("ok")},
                           {});
     const auto& r = srv.registered();
     CHECK(r.served == std::vector<std::string>{"gated", "ok"});

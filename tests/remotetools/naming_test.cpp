@@ -125,7 +125,8 @@ TEST_CASE("untrusted descriptors: no description, non-object schema", "[remoteto
     CHECK(r.tools[0]->input_schema().contains("properties"));
     CHECK(r.tools[0]->confirm().posture == fiskai::toolkit::confirm_posture::not_required);
     CHECK(r.tools[0]->kind() == fiskai::toolkit::tool_kind::remote);
-    CHECK_FALSE(r.tools[0]->exposed().a2a);
+    CHECK_FALSE(r.tools[0]->exposed().on(fiskai::toolkit::surface::a2a));
+    CHECK(r.tools[0]->exposed().on(fiskai::toolkit::surface::agent));
     CHECK(r.hosts[0].skipped.size() == 2);
 }
 

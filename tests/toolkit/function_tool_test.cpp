@@ -19,7 +19,7 @@ function_tool_spec echo_spec(std::string name = "echo") {
     s.description = "Echo the text back";
     s.tags = {"impact:ro"};
     s.input_schema = json::parse(R"({"type":"object","required":["text"],"properties":{"text":{"type":"string"}}})").as_object();
-    s.exposed = exposure{.mcp = true, .a2a = false};
+    s.exposed = exposure{surface::mcp};
     s.confirm = confirm_posture::not_required;
     s.handler = [](const json::object& args, const call_options&) -> boost::asio::awaitable<outcome> {
         if (args.at("text").as_string() == "throw") throw std::runtime_error("handler failed");
@@ -77,4 +77,17 @@ TEST_CASE("the built-in registry: declaration is the ceiling, allowlist narrows"
     CHECK(r.served_on(surface::mcp, {"knowledge_search", "memory_write"}).size() == 1);
     CHECK(r.served_on(surface::mcp, {}).empty());
     CHECK(r.served_on(surface::a2a, {"knowledge_search"}).empty());
+}
+
+TEST_CASE("exposure is a set of surfaces, none by default", "[tool]") {
+    constexpr exposure nothing;
+    STATIC_REQUIRE(nothing.empty());
+    STATIC_REQUIRE(nothing == exposure::none());
+    constexpr exposure mcp_only{surface::mcp};
+    STATIC_REQUIRE(mcp_only.on(surface::mcp));
+    STATIC_REQUIRE_FALSE(mcp_only.on(surface::a2a));
+    STATIC_REQUIRE_FALSE(mcp_only.on(surface::agent));
+    STATIC_REQUIRE(mcp_only.with(surface::agent).on(surface::agent));
+    STATIC_REQUIRE(exposure::everywhere().without(surface::a2a) == exposure{surface::mcp, surface::agent});
+    for (const auto s : {surface::mcp, surface::a2a, surface::agent}) CHECK(exposure::everywhere().on(s));
 }

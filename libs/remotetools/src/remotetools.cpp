@@ -47,7 +47,10 @@ public:
     const std::vector<std::string>& tags() const override { return tags_; }
     // Served over MCP when the operator opts in; never re-exported over a2a, so agents
     // cannot chain each other's tools in loops.
-    toolkit::exposure exposed() const override { return {.mcp = true, .a2a = false}; }
+    toolkit::exposure exposed() const override {
+        // Never re-exported to other peers over a2a.
+        return {toolkit::surface::mcp, toolkit::surface::agent};
+    }
     toolkit::confirm_requirement confirm() const override { return {toolkit::confirm_posture::not_required, {}}; }
     toolkit::tool_kind kind() const override { return toolkit::tool_kind::remote; }
 

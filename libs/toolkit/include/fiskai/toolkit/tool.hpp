@@ -9,6 +9,8 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <initializer_list>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,17 +21,34 @@ namespace fiskai::toolkit {
 
 class prompter;
 
-// A surface a tool may be served on. Exposure defaults to none: a tool is served
-// nowhere until it says otherwise.
-enum class surface { mcp, a2a };
+// A surface a tool may be served on: an MCP client, a peer agent over a2a, or the
+// agent loop's own model. Exposure defaults to none: a tool is served nowhere until it
+// says otherwise.
+enum class surface : std::uint8_t { mcp, a2a, agent };
 
-struct exposure {
-    bool mcp = false;
-    bool a2a = false;
+class exposure {
+public:
+    constexpr exposure() noexcept = default;
+    constexpr exposure(std::initializer_list<surface> surfaces) noexcept {
+        for (const auto s : surfaces) bits_ |= bit(s);
+    }
 
-    [[nodiscard]] constexpr bool on(surface s) const noexcept { return s == surface::mcp ? mcp : a2a; }
+    [[nodiscard]] constexpr bool on(surface s) const noexcept { return (bits_ & bit(s)) != 0; }
+    [[nodiscard]] constexpr exposure with(surface s) const noexcept { return exposure(bits_ | bit(s)); }
+    [[nodiscard]] constexpr exposure without(surface s) const noexcept {
+        return exposure(static_cast<std::uint8_t>(bits_ & ~bit(s)));
+    }
+    [[nodiscard]] constexpr bool empty() const noexcept { return bits_ == 0; }
+
     static constexpr exposure none() noexcept { return {}; }
-    static constexpr exposure everywhere() noexcept { return {true, true}; }
+    static constexpr exposure everywhere() noexcept { return {surface::mcp, surface::a2a, surface::agent}; }
+
+    friend constexpr bool operator==(exposure, exposure) noexcept = default;
+
+private:
+    constexpr explicit exposure(std::uint8_t bits) noexcept : bits_(bits) {}
+    static constexpr std::uint8_t bit(surface s) noexcept { return static_cast<std::uint8_t>(1U << static_cast<unsigned>(s)); }
+    std::uint8_t bits_ = 0;
 };
 
 // Whether a call needs a human's approval first. `unknown` is a real answer: a tool that
