@@ -79,8 +79,9 @@ json::object string_args(std::initializer_list<std::string_view> names) {
 
 // Asks the client, or says plainly why it could not.
 asio::awaitable<json::object> ask(const toolkit::call_options& o, std::string method, json::object params) {
-    if (!o.client_request) throw std::runtime_error("this surface cannot reach the client");
-    co_return co_await o.client_request(std::move(method), std::move(params));
+    const auto* client = mcpserver::client_channel_of(o);
+    if (client == nullptr) throw std::runtime_error("this surface cannot reach the client");
+    co_return co_await client->request(std::move(method), std::move(params));
 }
 
 toolkit::tool_list fixture_tools() {
@@ -197,7 +198,7 @@ toolkit::tool_list fixture_tools() {
             "additionalProperties":false})").as_object()));
     tools.push_back(fixture("test_reconnection", "Drops its event stream mid-call; the client resumes it",
                             [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<outcome> {
-                                if (o.interrupt_stream) o.interrupt_stream();
+                                if (const auto* client = mcpserver::client_channel_of(o)) client->interrupt_stream();
                                 co_await pause(std::chrono::milliseconds(100));
                                 co_return content({text_block("Reconnection test completed successfully")});
                             }));

@@ -282,6 +282,26 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
     co_return result->get_object();
 }
 
+// The client behind one call, lent to the tool for the length of the call.
+class server::impl::call_channel final : public client_channel {
+public:
+    call_channel(impl& server, std::shared_ptr<session> s, std::shared_ptr<outbound_stream> out)
+        : server_(server), session_(std::move(s)), out_(std::move(out)) {}
+    asio::awaitable<json::object> request(std::string method, json::object params) const override {
+        return server_.ask_client(session_, out_, std::move(method), std::move(params), server_.options.elicitation_timeout);
+    }
+    void interrupt_stream() const override { out_->interrupt(); }
+
+private:
+    impl& server_;
+    std::shared_ptr<session> session_;
+    std::shared_ptr<outbound_stream> out_;
+};
+
+const client_channel* client_channel_of(const toolkit::call_options& options) noexcept {
+    return dynamic_cast<const client_channel*>(options.facilities);
+}
+
 asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s, json::value request_id,
                                                       json::object params, std::shared_ptr<outbound_stream> out) {
     (void)request_id;
@@ -348,10 +368,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     call_opts.on_log = [this, s, out](std::string_view level, std::string_view text) {
         send_log(*s, out, parse_log_level(level).value_or(log_level::info), text);
     };
-    call_opts.client_request = [this, s, out](std::string method, json::object request_params) {
-        return ask_client(s, out, std::move(method), std::move(request_params), options.elicitation_timeout);
-    };
-    call_opts.interrupt_stream = [out] { out->interrupt(); };
+    const call_channel channel(*this, s, out);
+    call_opts.facilities = &channel;
     if (progress_token) {
         // An in-process tool reports its own progress through on_progress; a command gets a
         // heartbeat while it runs: clients reset their request timeouts on progress, and a

@@ -143,6 +143,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     void handle_response(const std::shared_ptr<session>& s, rpc_response r);
     boost::json::object initialize(session& s, const boost::json::object& params);
 
+    class call_channel;
     boost::asio::awaitable<boost::json::object> call_tool(std::shared_ptr<session> s, boost::json::value request_id,
                                                           boost::json::object params,
                                                           std::shared_ptr<outbound_stream> out);

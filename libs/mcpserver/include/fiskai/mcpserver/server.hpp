@@ -101,6 +101,22 @@ struct prompt {
 using completion_handler = std::function<boost::asio::awaitable<boost::json::object>(
     boost::json::object ref, boost::json::object argument, boost::json::object context)>;
 
+// What a tool called over MCP can do with the client that called it. A tool reaches it
+// through client_channel_of(options); over any other surface that returns null.
+class client_channel : public toolkit::surface_facilities {
+public:
+    // Sends a request to the client (`sampling/createMessage`, `elicitation/create`, ...)
+    // on this call's stream and waits for its result. Throws std::runtime_error with the
+    // reason when the client cannot or does not answer.
+    virtual boost::asio::awaitable<boost::json::object> request(std::string method, boost::json::object params) const = 0;
+    // Drops the connection carrying this call's messages without ending the call; the
+    // client resumes the stream with GET and Last-Event-ID.
+    virtual void interrupt_stream() const = 0;
+};
+
+// The MCP client behind a call, or null when the call did not come over MCP.
+[[nodiscard]] const client_channel* client_channel_of(const toolkit::call_options& options) noexcept;
+
 // What registration kept and why it skipped anything.
 struct registration {
     std::vector<std::string> served;    // tool names in registration order

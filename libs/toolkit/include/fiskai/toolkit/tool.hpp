@@ -69,6 +69,12 @@ struct progress_update {
     std::string message;
 };
 
+// The base of what one surface lends its calls beyond the common hooks below.
+class surface_facilities {
+public:
+    virtual ~surface_facilities() = default;
+};
+
 // What the caller lends a running tool. Everything is optional.
 struct call_options {
     // Upper bound on the run; zero means no bound beyond the caller's own cancellation.
@@ -80,14 +86,10 @@ struct call_options {
     std::function<void(const progress_update&)> on_progress;
     // A log line from inside the tool: level name (`info`, `warning`, ...) and text.
     std::function<void(std::string_view level, std::string_view text)> on_log;
-    // Sends a request to the caller's client and waits for its result (over MCP:
-    // `sampling/createMessage`, `elicitation/create`). Throws std::runtime_error when the
-    // client cannot or does not answer. Empty when the surface has no client to ask.
-    std::function<boost::asio::awaitable<boost::json::object>(std::string method, boost::json::object params)>
-        client_request;
-    // Drops the connection carrying this call's messages without ending the call; the
-    // client resumes the stream (MCP: GET with Last-Event-ID). Empty when unsupported.
-    std::function<void()> interrupt_stream;
+    // What only the calling surface can offer (over MCP: requests to the client, a stream
+    // to interrupt), or null. A tool that needs it asks the surface's own library for it by
+    // type (mcpserver::client_channel_of), so toolkit knows nothing of any one protocol.
+    const surface_facilities* facilities = nullptr;
 };
 
 enum class tool_kind { command, builtin, function, remote };
