@@ -104,6 +104,39 @@ int run_info(const info_options& o) {
     return 0;
 }
 
+// A listen failure, reported as one line without the "error:" prefix.
+struct listen_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string endpoint_text(const boost::asio::ip::tcp::endpoint& ep) {
+    const auto a = ep.address();
+    return a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), ep.port()) : fmt::format("{}:{}", a.to_string(), ep.port());
+}
+
+std::string listen_url(const boost::asio::ip::tcp::endpoint& ep, std::string_view path) {
+    return fmt::format("http://{}{}", endpoint_text(ep), path);
+}
+
+std::string listen_failure_text(const boost::asio::ip::tcp::endpoint& ep, const boost::system::error_code& ec) {
+    const auto where = endpoint_text(ep);
+    if (ec == boost::asio::error::address_in_use) {
+        return fmt::format("cannot listen on {}: the address is already in use; stop the other server or pass --port",
+                           where);
+    }
+    if (ec == boost::asio::error::access_denied) {
+        return fmt::format("cannot listen on {}: permission denied; ports below 1024 need privileges, pass --port "
+                           "with a higher port",
+                           where);
+    }
+    if (ec == boost::system::errc::address_not_available) {
+        return fmt::format("cannot listen on {}: the address is not one of this host's; pass --address with a local "
+                           "IP such as 127.0.0.1",
+                           where);
+    }
+    return fmt::format("cannot listen on {}: {}; check --address and --port", where, ec.message());
+}
+
 struct serve_options {
     std::string config_path;
     std::optional<int> port;     // flag or FISK_AI_MCP_PORT; 0 asks for a free port
@@ -237,7 +270,16 @@ int run_serve(const serve_options& o) {
                                              "::1 or 0.0.0.0",
                                              host));
     }
-    mcpserver::listener lst(srv, {address, static_cast<unsigned short>(port)});
+    mcpserver::listener_options lo;
+    lo.max_connections = static_cast<std::size_t>(mcp.effective_max_connections());
+    const boost::asio::ip::tcp::endpoint wanted{address, static_cast<unsigned short>(port)};
+    std::optional<mcpserver::listener> listening;
+    try {
+        listening.emplace(srv, wanted, lo);
+    } catch (const boost::system::system_error& e) {
+        throw listen_error(listen_failure_text(wanted, e.code()));
+    }
+    auto& lst = *listening;
     const auto bound = lst.local_endpoint();
     const auto bound_host = bound.address().to_string();
 
@@ -258,12 +300,19 @@ int run_serve(const serve_options& o) {
         };
     signals.async_wait(on_signal);
 
+    // The real bound address, never a friendlier name: an operator must see what is exposed.
     std::string banner = fmt::format("Serving {} tools over MCP on {} as {}/{}\n", reg.served.size(),
-                                     mcpserver::endpoint_url(bound_host, bound.port(), "/mcp"), so.name, so.version);
+                                     listen_url(bound, "/mcp"), so.name, so.version);
     for (const auto& name : reg.served) banner += fmt::format("  {}\n", name);
     banner += fmt::format("\nAdd to Claude Code with:\n  {}\n",
                           mcpserver::claude_add_hint(so.name, bound_host, bound.port(), "/mcp"));
     fmt::print(stderr, "{}", banner);
+    if (!bound.address().is_loopback()) {
+        app::log_warning(fmt::format(
+            "listening on {}, which is reachable from other hosts: MCP has no authentication here, so anyone who can "
+            "reach this port can run the served tools; bind to 127.0.0.1 (--address) unless that is intended",
+            endpoint_text(bound)));
+    }
     std::fflush(stderr);
 
     bool finished = false;
@@ -321,6 +370,9 @@ int main(int argc, char** argv) {
                                      "(see examples/demo/fisk-ai.yaml)");
         }
         return run_serve(serve);
+    } catch (const listen_error& e) {
+        fmt::print(stderr, "fisk-ai-mcp: {}\n", e.what());
+        return 1;
     } catch (const std::exception& e) {
         fmt::print(stderr, "fisk-ai-mcp: error: {}\n", e.what());
         return 1;

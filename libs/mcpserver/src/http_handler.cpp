@@ -260,6 +260,11 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
 
     // initialize opens a session; everything else must name a live one.
     if (auto* request = std::get_if<rpc_request>(&message); request && request->method == "initialize") {
+        // Bad params open no session: the client gets the reason and no Mcp-Session-Id.
+        if (auto problem = check_initialize_params(request->params)) {
+            co_return co_await write_response(
+                stream, json_response(req, http::status::ok, make_error(request->id, rpc_error::invalid_params, *problem)));
+        }
         std::string error;
         auto s = impl.create_session(error);
         if (!s) {

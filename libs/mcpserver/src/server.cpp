@@ -40,6 +40,13 @@ std::string random_session_id() {
     return id;
 }
 
+
+bool valid_mcp_tool_name(const std::string& name) { return toolkit::is_valid_name(name) && name.size() <= 128; }
+
+}  // namespace
+
+std::string id_key(const json::value& id) { return json::serialize(id); }
+
 std::string describe_duration(std::chrono::steady_clock::duration d) {
     using namespace std::chrono;
     const auto ms = duration_cast<milliseconds>(d).count();
@@ -48,11 +55,6 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
     return fmt::format("{}ms", ms);
 }
 
-bool valid_mcp_tool_name(const std::string& name) { return toolkit::is_valid_name(name) && name.size() <= 128; }
-
-}  // namespace
-
-std::string id_key(const json::value& id) { return json::serialize(id); }
 
 void outbound_stream::push(const json::object& message) {
     if (dead || finished) return;
@@ -239,7 +241,8 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
                                                        std::chrono::steady_clock::duration timeout) {
     co_await asio::this_coro::throw_if_cancelled(false);
     if (!out || out->dead) throw std::runtime_error("the client's stream for this request is closed");
-    if (!client_can_elicit_form(s->client_capabilities) && method == "elicitation/create") {
+    if (method == "elicitation/create" && !client_can_elicit_form(s->client_capabilities)) {
+        if (client_declares_elicitation(s->client_capabilities)) throw std::runtime_error(std::string(no_form_elicitation_text));
         throw std::runtime_error("the client did not declare the elicitation capability");
     }
     if (method == "sampling/createMessage" && !s->client_capabilities.contains("sampling")) {
@@ -309,8 +312,10 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
 
     const auto requirement = t->confirm();
     if (requirement.posture == toolkit::confirm_posture::required && options.confirm != confirm_mode::never) {
-        // Read the capability now, not at connect time: the session is the authority.
-        if (client_can_elicit_form(s->client_capabilities)) {
+        // Read the capability now, not at connect time: the session is the authority. Any
+        // declared elicitation goes to the prompt, so a URL-only client is refused there
+        // (fail closed) instead of running ungated.
+        if (client_declares_elicitation(s->client_capabilities)) {
             std::optional<std::string> denial;
             try {
                 const auto answer = co_await ask_client(
@@ -342,7 +347,13 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
                                            toolkit::go_quote(t->title())));
     }
 
-    ++calls_in_flight;
+    // Restored on every path, a throwing tool included.
+    struct in_flight_count {
+        std::size_t& count;
+        explicit in_flight_count(std::size_t& c) : count(c) { ++count; }
+        ~in_flight_count() { --count; }
+    };
+    std::optional<in_flight_count> counted(std::in_place, calls_in_flight);
     const auto started = std::chrono::steady_clock::now();
     log(log_level::info, fmt::format("Running {}", command_line));
     send_log(*s, out, log_level::info, fmt::format("Running {}", command_line));
@@ -355,9 +366,7 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     }
     auto progress = [this, out, progress_token, command_line](double value, std::string message) {
         if (!progress_token) return;
-        out->push(make_notification("notifications/progress", json::object{{"progressToken", *progress_token},
-                                                                           {"progress", value},
-                                                                           {"message", std::move(message)}}));
+        out->push(progress_notification(*progress_token, value, std::nullopt, message));
     };
 
     toolkit::call_options call_opts;
@@ -373,6 +382,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     call_opts.interrupt_stream = [out] { out->interrupt(); };
 
     toolkit::outcome result = toolkit::outcome::failure("not run");
+    // Every failure of a call that ran is an in-band result, never a JSON-RPC error.
+    try {
     if (progress_token && t->kind() == toolkit::tool_kind::command) {
         // A heartbeat while the command runs: clients reset their request timeouts on
         // progress, and a person sees the call is alive.
@@ -391,16 +402,19 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     } else if (progress_token) {
         // An in-process tool reports its own progress through on_progress.
         call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
-            json::object p{{"progressToken", token}, {"progress", u.progress}};
-            if (u.total) p["total"] = *u.total;
-            if (!u.message.empty()) p["message"] = u.message;
-            out->push(make_notification("notifications/progress", std::move(p)));
+            out->push(progress_notification(token, u.progress, u.total, u.message));
         };
         result = co_await t->call(arguments, call_opts);
     } else {
         result = co_await t->call(arguments, call_opts);
     }
-    --calls_in_flight;
+    } catch (const boost::system::system_error& e) {
+        result = toolkit::outcome::failure(
+            fmt::format("running command {}: {}", toolkit::go_quote(t->title()), e.code().message()));
+    } catch (const std::exception& e) {
+        result = toolkit::outcome::failure(fmt::format("running command {}: {}", toolkit::go_quote(t->title()), e.what()));
+    }
+    counted.reset();
     slot = {};  // free the slot now, before the answer is written
     log(log_level::info, fmt::format("Finished {} in {}{}", command_line,
                                      describe_duration(std::chrono::steady_clock::now() - started),
@@ -413,6 +427,14 @@ asio::awaitable<std::optional<json::object>> server::impl::dispatch_request(std:
                                                                             std::shared_ptr<outbound_stream> out) {
     const auto& m = request.method;
     if (m == "ping") co_return make_result(request.id, json::object{});
+    // Nothing runs before the handshake is complete (the SDK clients always send
+    // notifications/initialized first; the conformance suite does too).
+    if (!s->initialized && !allowed_before_initialized(m)) {
+        co_return make_error(request.id, rpc_error::invalid_request,
+                             fmt::format("Invalid Request: {} before notifications/initialized; send "
+                                         "notifications/initialized after the initialize result, then retry",
+                                         m));
+    }
     if (m == "initialize") co_return make_result(request.id, initialize(*s, request.params));
     if (m == "logging/setLevel") {
         const auto* lv = request.params.if_contains("level");
@@ -453,6 +475,8 @@ void server::impl::handle_notification(const std::shared_ptr<session>& s, const 
         std::string what;
         if (options.confirm == confirm_mode::never) {
             what = "confirm-tagged tools run ungated (confirm_over_mcp=never)";
+        } else if (!can_elicit && client_declares_elicitation(s->client_capabilities)) {
+            what = "URL elicitation only, confirm-tagged tools will be refused (approval needs form elicitation)";
         } else if (can_elicit) {
             what = "elicitation supported, confirm-tagged tools will request approval";
         } else if (options.confirm == confirm_mode::always) {
