@@ -228,3 +228,17 @@ TEST_CASE("progress values are integers when integral, on the wire", "[mcp][prot
     CHECK(progress_number(-2).as_int64() == -2);
     CHECK(progress_number(1e300).is_double());
 }
+
+TEST_CASE("Last-Event-ID values are parsed as <stream>-<seq>", "[mcp][protocol]") {
+    const auto id = parse_event_id("12-7");
+    REQUIRE(id);
+    CHECK(id->stream == "12");
+    CHECK(id->seq == 7);
+    CHECK(parse_event_id("a-b-0")->stream == "a-b");
+    CHECK_FALSE(parse_event_id(""));
+    CHECK_FALSE(parse_event_id("12"));
+    CHECK_FALSE(parse_event_id("-3"));
+    CHECK_FALSE(parse_event_id("12-"));
+    CHECK_FALSE(parse_event_id("12-x"));
+    CHECK_FALSE(parse_event_id("12-99999999999999999999999"));
+}

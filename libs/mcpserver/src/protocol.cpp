@@ -232,6 +232,16 @@ bool client_can_elicit_form(const json::object& caps) {
     return o.empty() || o.contains("form");
 }
 
+std::optional<event_id> parse_event_id(std::string_view text) {
+    const auto dash = text.rfind('-');
+    if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+    const auto seq_text = text.substr(dash + 1);
+    event_id id{std::string(text.substr(0, dash))};
+    const auto [p, ec] = std::from_chars(seq_text.data(), seq_text.data() + seq_text.size(), id.seq);
+    if (seq_text.empty() || ec != std::errc{} || p != seq_text.data() + seq_text.size()) return std::nullopt;
+    return id;
+}
+
 bool client_declares_elicitation(const json::object& caps) {
     const auto* e = caps.if_contains("elicitation");
     return e && e->is_object();

@@ -89,6 +89,14 @@ using rpc_message = std::variant<rpc_request, rpc_notification, rpc_response, rp
 // The Content-Type is application/json (parameters such as charset ignored).
 [[nodiscard]] bool is_json_content_type(std::string_view content_type);
 
+// An SSE event id `<stream>-<seq>` as a Last-Event-ID header carries it; nullopt when it
+// is not one of ours.
+struct event_id {
+    std::string stream;
+    std::uint64_t seq = 0;
+};
+[[nodiscard]] std::optional<event_id> parse_event_id(std::string_view text);
+
 // --- tools -------------------------------------------------------------------------
 
 // The MCP annotations a tool's tags justify. Always a `title`; `impact:ro` gives
