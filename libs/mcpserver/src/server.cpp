@@ -384,30 +384,30 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     toolkit::outcome result = toolkit::outcome::failure("not run");
     // Every failure of a call that ran is an in-band result, never a JSON-RPC error.
     try {
-    if (progress_token && t->kind() == toolkit::tool_kind::command) {
-        // A heartbeat while the command runs: clients reset their request timeouts on
-        // progress, and a person sees the call is alive.
-        auto ticker = [&]() -> asio::awaitable<void> {
-            progress(0, fmt::format("running {}", command_line));
-            asio::steady_timer tick(executor);
-            for (int n = 1;; ++n) {
-                tick.expires_after(options.progress_interval);
-                auto [ec] = co_await tick.async_wait(tuple_awaitable);
-                if (ec) co_return;
-                progress(n, fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
-            }
-        };
-        auto both = co_await (t->call(arguments, call_opts) || ticker());
-        if (both.index() == 0) result = std::get<0>(std::move(both));
-    } else if (progress_token) {
-        // An in-process tool reports its own progress through on_progress.
-        call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
-            out->push(progress_notification(token, u.progress, u.total, u.message));
-        };
-        result = co_await t->call(arguments, call_opts);
-    } else {
-        result = co_await t->call(arguments, call_opts);
-    }
+        if (progress_token && t->kind() == toolkit::tool_kind::command) {
+            // A heartbeat while the command runs: clients reset their request timeouts on
+            // progress, and a person sees the call is alive.
+            auto ticker = [&]() -> asio::awaitable<void> {
+                progress(0, fmt::format("running {}", command_line));
+                asio::steady_timer tick(executor);
+                for (int n = 1;; ++n) {
+                    tick.expires_after(options.progress_interval);
+                    auto [ec] = co_await tick.async_wait(tuple_awaitable);
+                    if (ec) co_return;
+                    progress(n, fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
+                }
+            };
+            auto both = co_await (t->call(arguments, call_opts) || ticker());
+            if (both.index() == 0) result = std::get<0>(std::move(both));
+        } else if (progress_token) {
+            // An in-process tool reports its own progress through on_progress.
+            call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
+                out->push(progress_notification(token, u.progress, u.total, u.message));
+            };
+            result = co_await t->call(arguments, call_opts);
+        } else {
+            result = co_await t->call(arguments, call_opts);
+        }
     } catch (const boost::system::system_error& e) {
         result = toolkit::outcome::failure(
             fmt::format("running command {}: {}", toolkit::go_quote(t->title()), e.code().message()));
