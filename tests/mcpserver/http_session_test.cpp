@@ -45,10 +45,11 @@ struct tool_probe {
     bool release_resume = false;
 };
 
-// Waits (on the io_context, never blocking it) until `done()` holds.
-asio::awaitable<void> until(std::function<bool()> done) {
+// Waits (on the io_context, never blocking it) until `flag` is true. A flag, not a
+// predicate: GCC 12 destroys a lambda temporary in a co_await expression twice.
+asio::awaitable<void> until(const bool& flag) {
     asio::steady_timer tick(co_await asio::this_coro::executor);
-    while (!done()) {
+    while (!flag) {
         tick.expires_after(std::chrono::milliseconds(1));
         co_await tick.async_wait(tuple_awaitable);
     }
@@ -85,7 +86,7 @@ toolkit::tool_list test_tools(std::shared_ptr<tool_probe> probe) {
                  o.on_progress({.progress = 1, .message = "before the drop"});
                  o.interrupt_stream();
                  probe->resume_interrupted = true;
-                 co_await until([probe] { return probe->release_resume; });
+                 co_await until(probe->release_resume);
                  o.on_progress({.progress = 2, .message = "after the drop"});
                  co_return toolkit::outcome::from_json(json::object{{"resumed", true}});
              }),
@@ -101,13 +102,12 @@ struct connection {
 
     explicit connection(asio::any_io_executor ex) : client(ex), server_end(ex) { client.connect(server_end); }
 
-    bool serving = false;
+    bool closed = false;  // the server side has finished
 
     void serve(mcpserver::server& srv) {
-        serving = true;
-        asio::co_spawn(client.get_executor(), serve_loop(srv, server_end, serving), asio::detached);
+        asio::co_spawn(client.get_executor(), serve_loop(srv, server_end, closed), asio::detached);
     }
-    static asio::awaitable<void> serve_loop(mcpserver::server& srv, beast::test::stream& s, bool& serving) {
+    static asio::awaitable<void> serve_loop(mcpserver::server& srv, beast::test::stream& s, bool& closed) {
         beast::flat_buffer in;
         for (;;) {
             mcpserver::http_request req;
@@ -116,12 +116,12 @@ struct connection {
             if (!co_await mcpserver::handle_http(srv, std::move(req), s)) break;
         }
         s.close();
-        serving = false;
+        closed = true;
     }
     // Hangs up and waits for the server side to finish, so nothing outlives the test.
     asio::awaitable<void> close() {
         client.close();
-        co_await until([this] { return !serving; });
+        co_await until(closed);
     }
 
     asio::awaitable<response> send(http::verb verb, std::string session, std::string body = {},
@@ -192,8 +192,10 @@ std::vector<json::object> events(const std::string& body) {
     return out;
 }
 
-asio::awaitable<void> send_into(connection& c, std::string sid, std::string body, std::optional<response>& out) {
+asio::awaitable<void> send_into(connection& c, std::string sid, std::string body, std::optional<response>& out,
+                                bool& done) {
     out = co_await c.send(http::verb::post, std::move(sid), std::move(body));
+    done = true;
 }
 
 struct fixture {
@@ -313,16 +315,16 @@ asio::awaitable<void> cancel_scenario() {
     connection calling(f.ex);
     calling.serve(f.srv);
     std::optional<response> answer;
-    asio::co_spawn(f.ex, send_into(calling, sid, rpc(7, "tools/call", call_params("slow")), answer), asio::detached);
-    auto probe = f.probe;
-    co_await until([probe] { return probe->slow_started; });
+    bool answered = false;
+    asio::co_spawn(f.ex, send_into(calling, sid, rpc(7, "tools/call", call_params("slow")), answer, answered),
+                   asio::detached);
+    co_await until(f.probe->slow_started);
     CHECK(f.srv.calls_in_flight() == 1);
 
     auto ack = co_await control.send(http::verb::post, sid,
                                      notification("notifications/cancelled", cancel_params(7)));
     CHECK(ack.result() == http::status::accepted);
-    auto* answered = &answer;
-    co_await until([answered] { return answered->has_value(); });
+    co_await until(answered);
     CHECK(f.probe->slow_cancelled);
     CHECK(f.srv.calls_in_flight() == 0);
     // No response for a cancelled request: an event stream with no events.
