@@ -1,8 +1,5 @@
 #include "app_support.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/json/array.hpp>
 
 #include <fmt/format.h>
@@ -68,12 +65,40 @@ toolkit::application_options application_options_from(const config::config& c) {
     return o;
 }
 
-toolkit::application_tools load_tools_blocking(const config::config& c) {
-    boost::asio::io_context ioc;
-    auto f = boost::asio::co_spawn(ioc, toolkit::load_application_tools(application_options_from(c)),
-                                   boost::asio::use_future);
-    ioc.run();
-    return f.get();
+namespace {
+mcpserver::confirm_mode to_server_mode(config::confirm_mode m) {
+    switch (m) {
+        case config::confirm_mode::always: return mcpserver::confirm_mode::always;
+        case config::confirm_mode::never: return mcpserver::confirm_mode::never;
+        case config::confirm_mode::auto_: break;
+    }
+    return mcpserver::confirm_mode::automatic;
+}
+}  // namespace
+
+mcpserver::server_options mcp_server_options(const config::config& c) {
+    const auto& mcp = c.mcp.value();
+    mcpserver::server_options so;
+    so.name = c.identity;
+    so.version = std::string(version);
+    so.instructions = mcp.instructions;
+    so.confirm = to_server_mode(mcp.confirm_over_mcp);
+    so.max_concurrent_calls = static_cast<std::size_t>(mcp.limits.effective_concurrency());
+    so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(mcp.limits.effective_timeout());
+    so.allowed_origins = mcp.allowed_origins;
+    so.log = process_logger();
+    return so;
+}
+
+a2a::server_options a2a_server_options(const config::config& c) {
+    const auto& a2a = c.a2a.value();
+    a2a::server_options so;
+    so.identity = c.identity;
+    so.version = std::string(version);
+    so.concurrency = static_cast<std::size_t>(a2a.limits.effective_concurrency());
+    so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(a2a.limits.effective_timeout());
+    so.log = process_logger();
+    return so;
 }
 
 boost::json::object tool_info_json(const toolkit::tool& t) {

@@ -2,7 +2,9 @@
 // What every fisk-ai executable does the same way: read the config, turn it into the
 // libraries' options, load the wrapped application's tools, and log to stderr.
 
+#include <fiskai/a2a/server.hpp>
 #include <fiskai/config/config.hpp>
+#include <fiskai/mcpserver/server.hpp>
 #include <fiskai/gocompat/log.hpp>
 #include <fiskai/toolkit/application.hpp>
 
@@ -31,9 +33,14 @@ void log_info(std::string_view text);
 // The toolkit options a config implies (filters, global flags, confirm tags, secrets).
 [[nodiscard]] toolkit::application_options application_options_from(const config::config& c);
 
-// Introspects and derives on a private io_context; throws introspection_error,
-// derive_error.
-[[nodiscard]] toolkit::application_tools load_tools_blocking(const config::config& c);
+// The version every fisk-ai executable reports (--version, serverInfo, agent cards).
+inline constexpr std::string_view version = "0.1.0";
+
+// The config's expose.agent.mcp block as MCP server options (logging to the process logger).
+[[nodiscard]] mcpserver::server_options mcp_server_options(const config::config& c);
+
+// The config's expose.agent.a2a block as a2a engine options (logging to the process logger).
+[[nodiscard]] a2a::server_options a2a_server_options(const config::config& c);
 
 // One tool as `info --json` shows it.
 [[nodiscard]] boost::json::object tool_info_json(const toolkit::tool& t);

@@ -72,7 +72,7 @@ subcommand add_check_command(CLI::App& parent) {
                   "protocol id");
     cli->footer("The message goes through the checks every receiver applies: the 786432-byte cap, JSON, the protocol "
                 "id, its schema and the typed decode.");
-    return {cli, [canonical] { return run_check(*canonical); }};
+    return {cli, [canonical](fiskai::app::runtime&) -> boost::asio::awaitable<int> { co_return run_check(*canonical); }};
 }
 
 }  // namespace fiskai::a2a::app

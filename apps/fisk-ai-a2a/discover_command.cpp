@@ -10,9 +10,7 @@
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -96,23 +94,21 @@ void print_card(const std::string& asked, const agent_card& card) {
     fmt::print("{}", out);
 }
 
-int run_discover(const discover_options& o) {
-    asio::io_context ioc;
-    auto nats = conns::provider::dial(o.context, "fisk-ai", connection_options("fisk-ai", ioc.get_executor()));
-    a2a_nats::nats_transport transport(nats, ioc.get_executor());
+asio::awaitable<int> run_discover(discover_options o) {
+    auto ex = co_await asio::this_coro::executor;
+    auto nats = conns::provider::dial(o.context, "fisk-ai", connection_options("fisk-ai", ex));
+    a2a_nats::nats_transport transport(nats, ex);
     client c(transport, {"fisk-ai"});
     const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(o.timeout_seconds));
-    auto f = asio::co_spawn(ioc, c.discover(o.identity, timeout), asio::use_future);
-    ioc.run();
-    const auto card = f.get();
+    const auto card = co_await c.discover(o.identity, timeout);
     if (!card) throw std::runtime_error(card.error().message);
     if (o.json) {
         fmt::print("{}\n", boost::json::serialize(card_json(*card)));
     } else {
         print_card(o.identity, *card);
     }
-    return exit_ok;
+    co_return exit_ok;
 }
 
 }  // namespace
@@ -141,7 +137,7 @@ subcommand add_discover_command(CLI::App& parent) {
                                    text);
             },
             "SECONDS"));
-    return {cmd, [opts] { return run_discover(*opts); }};
+    return {cmd, [opts](fiskai::app::runtime&) { return run_discover(*opts); }};
 }
 
 }  // namespace fiskai::a2a::app

@@ -14,10 +14,9 @@
 #include <fiskai/a2a/server.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
 #include <fiskai/config/config.hpp>
+#include <fiskai/toolkit/application.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -39,20 +38,19 @@ struct info_options {
     bool json = false;
 };
 
-int run_info(const info_options& o) {
+asio::awaitable<int> run_info(info_options o) {
     const auto cfg = config::load_file(o.config_path, config::mode::lenient);
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
-    const auto loaded = fiskai::app::load_tools_blocking(cfg);
+    const auto loaded = co_await toolkit::load_application_tools(fiskai::app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) fiskai::app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
 
     // The engine's own selection, with its reasons for what it drops.
-    asio::io_context selection;
     server_options so;
     so.identity = cfg.identity;
-    so.version = std::string(agent_version);
+    so.version = std::string(fiskai::app::version);
     so.log = stderr_logger();
-    const server srv(selection.get_executor(), loaded.tools, so);
-    const auto imported = fiskai::app::import_remote_tools_leniently(cfg, srv.exposed());
+    const server srv(co_await asio::this_coro::executor, loaded.tools, so);
+    const auto imported = co_await fiskai::app::import_remote_tools_leniently(cfg, srv.exposed());
     if (!imported.connect_error.empty()) {
         fiskai::app::log_warning(fmt::format("cannot connect to NATS context \"{}\" to discover remote tools: {}",
                                              cfg.nats_context, imported.connect_error));
@@ -100,7 +98,7 @@ int run_info(const info_options& o) {
         doc["tools"] = std::move(tools);
         doc["hosts"] = std::move(hs);
         fmt::print("{}\n", boost::json::serialize(doc));
-        return exit_ok;
+        co_return exit_ok;
     }
 
     fmt::print("Identity: {}\n", cfg.identity);
@@ -117,7 +115,7 @@ int run_info(const info_options& o) {
         fmt::print("\nRemote tool hosts\n");
         for (const auto& h : cfg.remote_tools) fmt::print("  {}: UNAVAILABLE: {}\n", h.name, imported.connect_error);
     }
-    return exit_ok;
+    co_return exit_ok;
 }
 
 }  // namespace
@@ -129,7 +127,7 @@ subcommand add_info_command(CLI::App& parent) {
     cmd->add_flag("--json", opts->json,
                   "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema, remote, "
                   "host}], \"hosts\":[{name, alias, status, version, advertised, imported, skipped, error, rtt_ms}]}");
-    return {cmd, [opts] { return run_info(*opts); }};
+    return {cmd, [opts](fiskai::app::runtime&) { return run_info(*opts); }};
 }
 
 }  // namespace fiskai::a2a::app

@@ -5,7 +5,7 @@
 
 #include "app_support.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <exception>
 #include <vector>
@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     namespace app = fiskai::a2a::app;
     CLI::App cli("Operator tools for fisk-ai's agent-to-agent (a2a) protocol", "fisk-ai-a2a");
     cli.require_subcommand(1);
-    cli.set_version_flag("--version", std::string("fisk-ai-a2a ") + std::string(app::agent_version));
+    cli.set_version_flag("--version", fmt::format("fisk-ai-a2a {}", fiskai::app::version));
 
     const std::vector<app::subcommand> commands = {
         app::add_check_command(cli),
@@ -23,14 +23,10 @@ int main(int argc, char** argv) {
         app::add_info_command(cli),
     };
     fiskai::app::add_log_format_option(cli);
-
-    CLI11_PARSE(cli, argc, argv);
-    try {
-        for (const auto& c : commands) {
-            if (c.cli->parsed()) return c.run();
-        }
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "fisk-ai-a2a: {}\n", e.what());
+    if (const auto code = fiskai::app::parse_command_line(cli, argc, argv)) return *code;
+    fiskai::app::runtime rt;
+    for (const auto& c : commands) {
+        if (c.cli->parsed()) return rt.run(c.run(rt), "fisk-ai-a2a");
     }
-    return app::exit_failure;
+    return fiskai::app::exit_code::usage;
 }

@@ -16,7 +16,7 @@
 
 namespace fiskai::a2a::app {
 
-inline constexpr std::string_view agent_version = "0.1.0";
+
 
 // `serve --config F [--embedded-broker]`: serves the wrapped application's tools over a2a.
 subcommand add_serve_command(CLI::App& parent);

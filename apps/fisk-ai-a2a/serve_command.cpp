@@ -5,7 +5,8 @@
 // nats_context; --embedded-broker replaces nats_context with a loopback nats-server child
 // for trying it on one machine. First SIGINT/SIGTERM: stop taking requests, let running
 // calls finish (each is bounded by the call timeout), drain the connection, exit 0. A
-// second signal exits at once.
+// second signal cancels the running calls (killing their process groups), which still
+// answer, then the process exits 130.
 
 #include "nats_commands.hpp"
 
@@ -15,11 +16,11 @@
 #include <fiskai/a2a_nats/transport.hpp>
 #include <fiskai/config/config.hpp>
 #include <fiskai/conns/embedded_broker.hpp>
+#include <fiskai/toolkit/application.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
 
@@ -31,6 +32,7 @@
 namespace fiskai::a2a::app {
 
 namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -51,10 +53,10 @@ config::config load_server_config(const serve_options& o) {
     return cfg;
 }
 
-int run_serve(const serve_options& o) {
+asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     const auto cfg = load_server_config(o);
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
-    const auto loaded = fiskai::app::load_tools_blocking(cfg);
+    const auto loaded = co_await toolkit::load_application_tools(fiskai::app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) fiskai::app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
     if (loaded.tools.empty()) {
         throw std::runtime_error(fmt::format("no tools available after filtering; check include/exclude in \"{}\"", o.config_path));
@@ -72,77 +74,48 @@ int run_serve(const serve_options& o) {
             "Local peers can reach it with: nats context add fisk-ai-local --server {}",
             broker->pid(), broker->store_dir(), broker->url(), broker->url()));
     }
-    asio::io_context ioc;
+    const auto ex = rt.context().get_executor();
     conns::provider nats = broker ? conns::provider::owning(conns::connection::dial_url(
-                                        broker->url(), connection_options(cfg.identity, ioc.get_executor())))
+                                        broker->url(), connection_options(cfg.identity, ex)))
                                   : conns::provider::dial(cfg.nats_context, cfg.identity,
-                                                          connection_options(cfg.identity, ioc.get_executor()));
+                                                          connection_options(cfg.identity, ex));
 
-    a2a_nats::nats_transport transport(nats, ioc.get_executor(), {.log = stderr_logger()});
-    server_options so;
-    so.identity = cfg.identity;
-    so.version = std::string(agent_version);
-    so.concurrency = static_cast<std::size_t>(cfg.a2a->limits.effective_concurrency());
-    so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.a2a->limits.effective_timeout());
-    so.log = stderr_logger();
-    server srv(ioc.get_executor(), loaded.tools, so);
+    a2a_nats::nats_transport transport(nats, ex, {.log = stderr_logger()});
+    const auto so = fiskai::app::a2a_server_options(cfg);
+    server srv(ex, loaded.tools, so);
     if (srv.exposed().empty()) {
         throw std::runtime_error("no tools available to serve over a2a; all were filtered or confirmation-gated");
     }
 
-    bool finished = false;
-    std::exception_ptr failure;
-    asio::co_spawn(ioc, srv.serve(transport), [&](std::exception_ptr e) {
-        finished = true;
-        failure = e;
-    });
-    // Both endpoints are subscribed before the banner says so.
-    ioc.poll();
-
-    const std::string where = broker ? fmt::format("the embedded NATS server at {}", broker->url())
-                                     : fmt::format("NATS context {}", cfg.nats_context.empty() ? "(default)" : cfg.nats_context);
-    std::string banner = fmt::format("Serving {} tools over a2a as {}/{} on {}\n", srv.exposed().size(), cfg.identity,
-                                     so.version, where);
-    banner += fmt::format("  Discovery: {}\n  Tools: {}\nExposed:\n", subject(route::discovery, cfg.identity),
-                          subject(route::tool, cfg.identity));
-    for (const auto& t : srv.exposed()) banner += fmt::format("  {}\n", t->name());
-    fmt::print(stderr, "{}", banner);
-    std::fflush(stderr);
-
     // First signal: no new requests; running calls finish within their call timeout (the
-    // budget below is that plus a margin). Second signal, or the budget spent: exit now.
-    asio::signal_set signals(ioc, SIGINT, SIGTERM);
-    asio::steady_timer budget(ioc);
-    bool stopping = false;
-    const auto exit_now = [&](int code) {
-        if (broker) broker->kill_now();
-        std::_Exit(code);
-    };
-    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int) {
-        if (ec) return;
-        if (stopping) {
-            fiskai::app::log_info("second signal: exiting now");
-            exit_now(130);
-        }
-        stopping = true;
+    // budget is that plus a margin). Second signal, or the budget spent: running calls are
+    // cancelled (their process groups killed) and still answered, then the process exits
+    // 130.
+    rt.set_drain_budget(so.call_timeout + std::chrono::seconds(5));
+    rt.on_drain([&] {
         fiskai::app::log_info("shutting down: taking no new requests, letting running calls finish");
         srv.stop();
-        budget.expires_after(so.call_timeout + std::chrono::seconds(5));
-        budget.async_wait([&](const boost::system::error_code& timer_ec) {
-            if (timer_ec) return;
-            fiskai::app::log_warning("running calls did not finish within the shutdown budget; exiting now");
-            exit_now(1);
-        });
-        signals.async_wait(on_signal);
-    };
-    signals.async_wait(on_signal);
+    });
+    rt.on_cancel([&] { srv.cancel(); });
 
-    while (!finished && !ioc.stopped()) {
-        ioc.run_one();
+    // serve() subscribes both endpoints before it first waits; the banner follows it.
+    const std::string where = broker ? fmt::format("the embedded NATS server at {}", broker->url())
+                                     : fmt::format("NATS context {}", cfg.nats_context.empty() ? "(default)" : cfg.nats_context);
+    const auto announce = [&]() -> asio::awaitable<void> {
+        co_await asio::post(ex, asio::use_awaitable);  // serve() has run up to its first wait
+        std::string banner = fmt::format("Serving {} tools over a2a as {}/{} on {}\n", srv.exposed().size(),
+                                         cfg.identity, so.version, where);
+        banner += fmt::format("  Discovery: {}\n  Tools: {}\nExposed:\n", subject(route::discovery, cfg.identity),
+                              subject(route::tool, cfg.identity));
+        for (const auto& t : srv.exposed()) banner += fmt::format("  {}\n", t->name());
+        fmt::print(stderr, "{}", banner);
+    };
+    std::exception_ptr failure;
+    try {
+        co_await (srv.serve(transport) && announce());
+    } catch (...) {
+        failure = std::current_exception();
     }
-    signals.cancel();
-    budget.cancel();
-    ioc.poll();
 
     // Everything answered: drain what was published, then close.
     if (nats.nats() && !nats.nats()->drain(std::chrono::seconds(5))) {
@@ -156,8 +129,8 @@ int run_serve(const serve_options& o) {
     }
     fmt::print(stderr, "\na2a server stopped\n");
     if (failure) std::rethrow_exception(failure);
-    if (!stopping) throw std::runtime_error("the NATS connection closed for good (reconnect attempts exhausted)");
-    return exit_ok;
+    if (!rt.draining()) throw std::runtime_error("the NATS connection closed for good (reconnect attempts exhausted)");
+    co_return exit_ok;
 }
 
 }  // namespace
@@ -174,8 +147,8 @@ subcommand add_serve_command(CLI::App& parent) {
                   "print its URL for local peers");
     cmd->footer("Discovery subject: choria.fisk-ai.discovery.<identity>; tool subject: choria.fisk-ai.tool.<identity>; "
                 "queue group: <identity>.\nThe first SIGINT/SIGTERM stops intake and lets running calls finish; a second "
-                "exits at once.");
-    return {cmd, [opts] { return run_serve(*opts); }};
+                "cancels them (killing their process groups) and exits 130.");
+    return {cmd, [opts](fiskai::app::runtime& rt) { return run_serve(rt, *opts); }};
 }
 
 }  // namespace fiskai::a2a::app

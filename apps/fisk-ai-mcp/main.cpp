@@ -3,10 +3,12 @@
 
 #include "app_support.hpp"
 #include "remote_import.hpp"
+#include "runtime.hpp"
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/mcpserver/listener.hpp>
 #include <fiskai/mcpserver/server.hpp>
+#include <fiskai/remotetools/remotetools.hpp>
 #include <fiskai/toolkit/application.hpp>
 #include <fiskai/toolkit/builtins.hpp>
 #include <fiskai/toolkit/derive.hpp>
@@ -15,8 +17,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -25,13 +25,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <optional>
 #include <set>
-#include <unistd.h>
 
 namespace {
 
@@ -42,20 +40,20 @@ struct info_options {
     bool json = false;
 };
 
-int run_info(const info_options& o) {
+boost::asio::awaitable<int> run_info(info_options o) {
     const auto cfg = config::load_file(o.config_path, config::mode::lenient);
     for (const auto& w : cfg.warnings) app::log_warning(w);
     if (cfg.application_path.empty() && (!cfg.include.empty() || !cfg.exclude.empty())) {
         app::log_warning("include/exclude have no effect without application_path; they filter the wrapped "
                          "application's tools");
     }
-    const auto loaded = app::load_tools_blocking(cfg);
+    const auto loaded = co_await toolkit::load_application_tools(app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
 
     // What serve_remote_tools would add, imported leniently: info works with a host down.
     app::lenient_import remote;
     if (cfg.mcp && cfg.mcp->serve_remote_tools) {
-        remote = app::import_remote_tools_leniently(cfg, loaded.tools);
+        remote = co_await app::import_remote_tools_leniently(cfg, loaded.tools);
         if (!remote.connect_error.empty()) {
             app::log_warning(fmt::format("cannot connect to NATS context \"{}\" to discover remote tools: {}",
                                          cfg.nats_context, remote.connect_error));
@@ -75,7 +73,7 @@ int run_info(const info_options& o) {
         boost::json::object doc;
         doc["tools"] = std::move(tools);
         fmt::print("{}\n", boost::json::serialize(doc));
-        return 0;
+        co_return app::exit_code::ok;
     }
 
     fmt::print("Identity: {}\n", cfg.identity);
@@ -101,7 +99,40 @@ int run_info(const info_options& o) {
                        g.required ? " [exposed, required]" : (listed ? " [exposed]" : ""));
         }
     }
-    return 0;
+    co_return app::exit_code::ok;
+}
+
+// A listen failure, reported as one line without the "error:" prefix.
+struct listen_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string endpoint_text(const boost::asio::ip::tcp::endpoint& ep) {
+    const auto a = ep.address();
+    return a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), ep.port()) : fmt::format("{}:{}", a.to_string(), ep.port());
+}
+
+std::string listen_url(const boost::asio::ip::tcp::endpoint& ep, std::string_view path) {
+    return fmt::format("http://{}{}", endpoint_text(ep), path);
+}
+
+std::string listen_failure_text(const boost::asio::ip::tcp::endpoint& ep, const boost::system::error_code& ec) {
+    const auto where = endpoint_text(ep);
+    if (ec == boost::asio::error::address_in_use) {
+        return fmt::format("cannot listen on {}: the address is already in use; stop the other server or pass --port",
+                           where);
+    }
+    if (ec == boost::asio::error::access_denied) {
+        return fmt::format("cannot listen on {}: permission denied; ports below 1024 need privileges, pass --port "
+                           "with a higher port",
+                           where);
+    }
+    if (ec == boost::system::errc::address_not_available) {
+        return fmt::format("cannot listen on {}: the address is not one of this host's; pass --address with a local "
+                           "IP such as 127.0.0.1",
+                           where);
+    }
+    return fmt::format("cannot listen on {}: {}; check --address and --port", where, ec.message());
 }
 
 struct serve_options {
@@ -109,15 +140,6 @@ struct serve_options {
     std::optional<int> port;     // flag or FISK_AI_MCP_PORT; 0 asks for a free port
     std::string address;         // flag or FISK_AI_MCP_ADDRESS
 };
-
-mcpserver::confirm_mode to_server_mode(config::confirm_mode m) {
-    switch (m) {
-        case config::confirm_mode::always: return mcpserver::confirm_mode::always;
-        case config::confirm_mode::never: return mcpserver::confirm_mode::never;
-        case config::confirm_mode::auto_: break;
-    }
-    return mcpserver::confirm_mode::automatic;
-}
 
 std::string approval_summary(config::confirm_mode m) {
     switch (m) {
@@ -132,7 +154,7 @@ std::string approval_summary(config::confirm_mode m) {
            "(confirm_over_mcp=auto)";
 }
 
-int run_serve(const serve_options& o) {
+boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
     const auto cfg = config::load_file(o.config_path, config::mode::mcp);
     const auto& mcp = *cfg.mcp;
     for (const auto& w : cfg.warnings) app::log_warning(w);
@@ -147,7 +169,7 @@ int run_serve(const serve_options& o) {
         app::log_warning("memory has no effect over MCP; the built-in memory tools are only available in an agent run");
     }
 
-    const auto loaded = app::load_tools_blocking(cfg);
+    const auto loaded = co_await toolkit::load_application_tools(app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
 
     // Built-ins this build provides; the operator's allowlist can only narrow them.
@@ -164,29 +186,20 @@ int run_serve(const serve_options& o) {
         app::log_info("note: knowledge is enabled but not exposed over MCP");
     }
     const auto served_builtins = builtins.served_on(toolkit::surface::mcp, mcp.builtins);
-    boost::asio::io_context ioc;
 
     // Remote tools: imported strictly (a host that does not answer, or a name collision,
     // stops the start), served after the local commands and ungated: the serving agent's
     // own exposure rules decide what it offers.
     toolkit::tool_list commands = loaded.tools;
-    std::shared_ptr<app::remote_link> link;
     if (!cfg.remote_tools.empty() && !mcp.serve_remote_tools) {
         app::log_info("note: remote_tools are configured but not served over MCP; set "
                       "expose.agent.mcp.serve_remote_tools: true to serve them");
     }
     if (!cfg.remote_tools.empty() && mcp.serve_remote_tools) {
-        const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(cfg.llm.budget.call_timeout);
-        link = app::open_remote_link(cfg, ioc.get_executor(), timeout);
         std::set<std::string> taken;
         for (const auto& t : loaded.tools) taken.insert(t->name());
-        auto pending = boost::asio::co_spawn(ioc, app::import_remote_tools(link, cfg, taken), boost::asio::use_future);
-        while (pending.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-            if (ioc.stopped()) ioc.restart();
-            ioc.run_one_for(std::chrono::milliseconds(100));
-        }
-        ioc.restart();  // it may have run out of work in between; serving runs it again
-        const auto imported = pending.get();
+        const auto imported = co_await remotetools::discover_and_import(
+            app::connect_peers(cfg, rt.context().get_executor()), app::remote_hosts(cfg), std::move(taken));
         for (const auto& w : imported.warnings()) app::log_warning(w);
         remotetools::require_complete(imported, cfg.nats_context);
         for (const auto& h : imported.hosts) app::log_info(app::host_status_line(h, cfg.nats_context));
@@ -201,16 +214,8 @@ int run_serve(const serve_options& o) {
     }
     mcpserver::check_builtin_collisions(commands, served_builtins);
 
-    mcpserver::server_options so;
-    so.name = cfg.identity;
-    so.version = "0.1.0";
-    so.instructions = mcp.instructions;
-    so.confirm = to_server_mode(mcp.confirm_over_mcp);
-    so.max_concurrent_calls = static_cast<std::size_t>(mcp.limits.effective_concurrency());
-    so.call_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(mcp.limits.effective_timeout());
-    so.allowed_origins = mcp.allowed_origins;
-    so.log = app::process_logger();
-    mcpserver::server srv(ioc.get_executor(), so, commands, served_builtins);
+    const auto so = app::mcp_server_options(cfg);
+    mcpserver::server srv(rt.context().get_executor(), so, commands, served_builtins);
     const auto& reg = srv.registered();
     for (const auto& w : reg.warnings) app::log_warning(w);
     if (reg.served.empty()) throw std::runtime_error("no tools available to expose over MCP");
@@ -230,43 +235,45 @@ int run_serve(const serve_options& o) {
                                              "::1 or 0.0.0.0",
                                              host));
     }
-    mcpserver::listener lst(srv, {address, static_cast<unsigned short>(port)});
+    mcpserver::listener_options lo;
+    lo.max_connections = static_cast<std::size_t>(mcp.effective_max_connections());
+    const boost::asio::ip::tcp::endpoint wanted{address, static_cast<unsigned short>(port)};
+    std::optional<mcpserver::listener> listening;
+    try {
+        listening.emplace(srv, wanted, lo);
+    } catch (const boost::system::system_error& e) {
+        throw listen_error(listen_failure_text(wanted, e.code()));
+    }
+    auto& lst = *listening;
     const auto bound = lst.local_endpoint();
     const auto bound_host = bound.address().to_string();
 
-    // Installed before the banner, so a signal sent as soon as it appears is handled.
-    // First signal: stop accepting, cancel held-open streams and running calls, finish
-    // within the grace period. Second signal: exit at once.
-    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
-    std::function<void(const boost::system::error_code&, int)> on_signal =
-        [&](const boost::system::error_code& sig_ec, int) {
-            if (sig_ec) return;
-            if (srv.stopping()) {
-                app::log_info("second signal: exiting now");
-                std::_Exit(130);
-            }
-            app::log_info("shutting down: cancelling running calls and open streams");
-            lst.stop();
-            signals.async_wait(on_signal);
-        };
-    signals.async_wait(on_signal);
+    // First signal: stop accepting, cancel held-open streams and running calls (their
+    // process groups are killed), let responses finish within the grace period. Second
+    // signal: close every connection now.
+    rt.on_drain([&] {
+        app::log_info("shutting down: cancelling running calls and open streams");
+        lst.stop();
+    });
+    rt.on_cancel([&] { lst.cancel(); });
 
+    // The real bound address, never a friendlier name: an operator must see what is exposed.
     std::string banner = fmt::format("Serving {} tools over MCP on {} as {}/{}\n", reg.served.size(),
-                                     mcpserver::endpoint_url(bound_host, bound.port(), "/mcp"), so.name, so.version);
+                                     listen_url(bound, "/mcp"), so.name, so.version);
     for (const auto& name : reg.served) banner += fmt::format("  {}\n", name);
     banner += fmt::format("\nAdd to Claude Code with:\n  {}\n",
                           mcpserver::claude_add_hint(so.name, bound_host, bound.port(), "/mcp"));
     fmt::print(stderr, "{}", banner);
-    std::fflush(stderr);
+    if (!bound.address().is_loopback()) {
+        app::log_warning(fmt::format(
+            "listening on {}, which is reachable from other hosts: MCP has no authentication here, so anyone who can "
+            "reach this port can run the served tools; bind to 127.0.0.1 (--address) unless that is intended",
+            endpoint_text(bound)));
+    }
 
-    bool finished = false;
-    boost::asio::co_spawn(ioc, lst.run(), [&](std::exception_ptr) {
-        finished = true;
-        signals.cancel();
-    });
-    ioc.run();
+    co_await lst.run();
     app::log_info("MCP server stopped");
-    return finished ? 0 : 1;
+    co_return app::exit_code::ok;
 }
 
 }  // namespace
@@ -274,7 +281,7 @@ int run_serve(const serve_options& o) {
 int main(int argc, char** argv) {
     CLI::App cli{"fisk-ai-mcp: serve a fisk application's commands as tools over the Model Context Protocol "
                  "(streamable HTTP)."};
-    cli.set_version_flag("--version", "fisk-ai-mcp 0.1.0");
+    cli.set_version_flag("--version", fmt::format("fisk-ai-mcp {}", app::version));
     cli.require_subcommand(0, 1);
     cli.footer("Without a subcommand, serves the tools over MCP (streamable HTTP) at http://<address>:<port>/mcp.\n"
                "The config must contain an expose.agent.mcp block. Logs go to stderr.");
@@ -298,26 +305,30 @@ int main(int argc, char** argv) {
                        "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
     app::add_log_format_option(cli);
 
-    try {
-        cli.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return cli.exit(e);
-    }
+    if (const auto code = app::parse_command_line(cli, argc, argv)) return *code;
 
-    try {
-        if (*info_cmd) {
-            if (info.config_path.empty()) info.config_path = serve.config_path;
-            if (info.config_path.empty()) throw std::runtime_error("info needs --config FILE");
-            return run_info(info);
+    app::runtime rt;
+    if (*info_cmd) {
+        if (info.config_path.empty()) info.config_path = serve.config_path;
+        if (info.config_path.empty()) {
+            fmt::print(stderr, "fisk-ai-mcp: info needs --config FILE\n");
+            return app::exit_code::usage;
         }
-        if (serve.config_path.empty()) {
-            throw std::runtime_error("--config FILE is required: the fisk-ai configuration with an expose.agent.mcp block "
-                                     "(see examples/demo/fisk-ai.yaml)");
-        }
-        return run_serve(serve);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "fisk-ai-mcp: error: {}\n", e.what());
-        return 1;
+        return rt.run(run_info(info), "fisk-ai-mcp");
     }
-    return 0;
+    if (serve.config_path.empty()) {
+        fmt::print(stderr, "fisk-ai-mcp: --config FILE is required: the fisk-ai configuration with an "
+                           "expose.agent.mcp block (see examples/demo/fisk-ai.yaml)\n");
+        return app::exit_code::usage;
+    }
+    // A listen failure is one line of its own, without the "error:" prefix.
+    auto serve_reporting_listen_errors = [&]() -> boost::asio::awaitable<int> {
+        try {
+            co_return co_await run_serve(rt, serve);
+        } catch (const listen_error& e) {
+            fmt::print(stderr, "fisk-ai-mcp: {}\n", e.what());
+        }
+        co_return app::exit_code::failure;
+    };
+    return rt.run(serve_reporting_listen_errors(), "fisk-ai-mcp");
 }

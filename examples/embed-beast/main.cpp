@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
@@ -25,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace asio = boost::asio;
@@ -91,9 +93,20 @@ asio::awaitable<void> serve_connection(tcp::socket socket, mcpserver::server& mc
 }
 
 asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, mcpserver::server& mcp) {
+    // A failed accept (out of descriptors, say) leaves the connection queued, so retrying
+    // at once would spin a core and giving up would stop the server: back off instead.
+    asio::steady_timer backoff(acceptor.get_executor());
+    std::chrono::milliseconds delay{5};
     for (;;) {
         auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
-        if (ec) co_return;
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        if (ec) {
+            backoff.expires_after(delay);
+            co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+            delay = std::min(delay * 2, std::chrono::milliseconds(1000));
+            continue;
+        }
+        delay = std::chrono::milliseconds(5);
         asio::co_spawn(acceptor.get_executor(), serve_connection(std::move(socket), mcp), asio::detached);
     }
 }

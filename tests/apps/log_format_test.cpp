@@ -101,7 +101,7 @@ TEST_CASE("a bad --log-format is refused, naming the value and the choices", "[a
     for (const auto& app : {mcp, a2a}) {
         INFO(app);
         auto r = run_shell(app + " info --config " + cfg + " --log-format yaml 2>&1");
-        CHECK(r.exit_code != 0);
+        CHECK(r.exit_code == 2);
         CHECK_THAT(r.out, Catch::Contains("invalid log format \"yaml\": choose one of text, json"));
         CHECK_THAT(r.out, !Catch::Contains("left out"));  // refused before any work
     }

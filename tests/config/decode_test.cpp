@@ -106,7 +106,7 @@ TEST_CASE("config: unknown keys are rejected at every depth with their full path
         CHECK(parse_error("expose: {agent: {mcp: {zzz: 1}}}") ==
               "parsing config: line 1: unknown key \"expose.agent.mcp.zzz\"; valid keys in expose.agent.mcp are: "
               "port, address, instructions, confirm_over_mcp, builtins, max_concurrent_tools, tool_timeout, "
-              "serve_remote_tools, allowed_origins");
+              "serve_remote_tools, allowed_origins, max_connections");
     }
     SECTION("the old agent_to_agent switch does not exist") {
         CHECK(parse_error("expose:\n  agent:\n    agent_to_agent: true\n") ==

@@ -72,8 +72,11 @@ TEST_CASE("config: MCP settings are kept verbatim", "[config][prepare]") {
       instructions: "Use with care."
       serve_remote_tools: true
       allowed_origins: ["https://app.example.com", "http://localhost:3000"]
+      max_connections: 32
 )"));
     REQUIRE(c.mcp.has_value());
+    CHECK(c.mcp->max_connections == 32);
+    CHECK(c.mcp->effective_max_connections() == 32);
     CHECK(c.mcp->port == 9090);
     CHECK(c.mcp->address == "0.0.0.0");
     CHECK(c.mcp->instructions == "Use with care.");
@@ -87,6 +90,14 @@ TEST_CASE("config: MCP settings are kept verbatim", "[config][prepare]") {
     CHECK_FALSE(d.mcp->serve_remote_tools);
     CHECK(d.mcp->allowed_origins.empty());
     CHECK(d.mcp->builtins.empty());
+    CHECK(d.mcp->effective_max_connections() == 256);
+}
+
+TEST_CASE("config: expose.agent.mcp.max_connections is bounded", "[config][prepare]") {
+    CHECK(parse_error(mcp_block("      max_connections: -1\n")) ==
+          "invalid expose.agent.mcp.max_connections -1: must be 0 (the default, 256) to 65536");
+    CHECK(parse_error(mcp_block("      max_connections: 70000\n")) ==
+          "invalid expose.agent.mcp.max_connections 70000: must be 0 (the default, 256) to 65536");
 }
 
 TEST_CASE("config: server limits parse for MCP and a2a", "[config][prepare]") {

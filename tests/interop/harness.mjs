@@ -38,10 +38,15 @@ ${extra}`.replace('    mcp:\n      {}', '    mcp: {}');
   return path;
 }
 
-export async function startServer({ mcp = {}, extra = '', args = [], env = {} } = {}) {
+// `fdLimit` starts the server under `ulimit -n` (the shell execs it, so the child is the server).
+export async function startServer({ mcp = {}, extra = '', args = [], env = {}, fdLimit } = {}) {
   const dir = scratchDir();
   const config = writeConfig(dir, mcp, extra);
-  const child = spawn(MCP_BIN, ['--config', config, '--port', '0', ...args], {
+  const argv = ['--config', config, '--port', '0', ...args];
+  const [file, fileArgs] = fdLimit
+    ? ['/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, MCP_BIN, ...argv]]
+    : [MCP_BIN, argv];
+  const child = spawn(file, fileArgs, {
     env: { ...process.env, DEMO_STATE_DIR: dir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -65,6 +70,13 @@ export async function startServer({ mcp = {}, extra = '', args = [], env = {} } 
       return r;
     },
   };
+}
+
+// CPU time (user + system, in clock ticks of 10 ms) a process has used so far.
+export function cpuTicks(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);  // utime, stime (fields 14 and 15)
 }
 
 // Processes whose command line mentions `needle` (to prove a process group is gone).

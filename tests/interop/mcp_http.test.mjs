@@ -4,18 +4,20 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { startServer, waitFor } from './harness.mjs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { startServer, waitFor, cpuTicks } from './harness.mjs';
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
 // One HTTP request; resolves with status, headers and the whole body.
-function request(url, { method = 'POST', headers = {}, body } = {}) {
+function request(url, { method = 'POST', headers = {}, body, agent = false } = {}) {
   const u = new URL(url);
   const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
   for (const k of Object.keys(h)) if (h[k] === undefined) delete h[k];
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: h, agent: false }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: h, agent }, (res) => {
       let data = '';
       res.on('data', (d) => { data += d; });
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
@@ -26,11 +28,11 @@ function request(url, { method = 'POST', headers = {}, body } = {}) {
   });
 }
 
-async function openSession(url) {
-  const r = await request(url, { body: INIT });
+async function openSession(url, agent = false) {
+  const r = await request(url, { body: INIT, agent });
   assert.equal(r.status, 200);
   const sid = r.headers['mcp-session-id'];
-  await request(url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+  await request(url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', method: 'notifications/initialized' }, agent });
   return sid;
 }
 
@@ -206,12 +208,135 @@ describe('HTTP admission and hostile requests', () => {
 });
 
 // A tools/call over raw HTTP, reading the SSE or JSON answer.
-async function callTool(url, sid, id, name, args) {
-  const r = await request(url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } } });
+async function callTool(url, sid, id, name, args, agent = false) {
+  const r = await request(url, { headers: { 'mcp-session-id': sid }, body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, agent });
   if (r.headers['content-type'].startsWith('application/json')) return JSON.parse(r.body);
   const events = r.body.split('\n\n').filter((e) => e.includes('data: '));
   return JSON.parse(events[events.length - 1].split('data: ')[1]);
 }
+
+describe('handshake', () => {
+  let server;
+  before(async () => { server = await startServer(); });
+  after(async () => { await server.stop(); });
+
+  for (const [what, params, message] of [
+    ['a missing protocolVersion', { capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      'Invalid params: initialize needs protocolVersion, a string such as "2025-11-25"'],
+    ['a numeric protocolVersion', { protocolVersion: 20251125, capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      'Invalid params: protocolVersion must be a string such as "2025-11-25", not 20251125'],
+    ['capabilities that are not an object', { protocolVersion: '2025-11-25', capabilities: 'all', clientInfo: { name: 'c', version: '1' } },
+      'Invalid params: capabilities must be an object (send {} for none), not "all"'],
+    ['a clientInfo of the wrong type', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: ['c'] },
+      'Invalid params: clientInfo must be an object with a string name and version, not ["c"]'],
+  ]) {
+    test(`initialize with ${what} is -32602 and opens no session`, async () => {
+      const r = await request(server.url, { body: { jsonrpc: '2.0', id: 9, method: 'initialize', params } });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['mcp-session-id'], undefined);
+      assert.deepEqual(JSON.parse(r.body), { jsonrpc: '2.0', id: 9, error: { code: -32602, message } });
+    });
+  }
+
+  test('nothing but ping runs before notifications/initialized', async () => {
+    const r = await request(server.url, { body: INIT });
+    const sid = r.headers['mcp-session-id'];
+    const headers = { 'mcp-session-id': sid };
+    const ping = await request(server.url, { headers, body: { jsonrpc: '2.0', id: 2, method: 'ping' } });
+    assert.deepEqual(JSON.parse(ping.body).result, {});
+    for (const [id, method, params] of [[3, 'tools/call', { name: 'echo', arguments: { text: ['early'] } }], [4, 'tools/list', {}]]) {
+      const early = await request(server.url, { headers, body: { jsonrpc: '2.0', id, method, params } });
+      assert.deepEqual(rpcError(early), { code: -32600,
+        message: `Invalid Request: ${method} before notifications/initialized; send notifications/initialized after the initialize result, then retry` });
+    }
+    assert.doesNotMatch(server.stderr(), /Running echo -- early/);
+    await request(server.url, { headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    const after = await callTool(server.url, sid, 5, 'echo', { text: ['late'] });
+    assert.equal(after.result.isError, undefined);
+  });
+
+  test('progress values are integers on the wire, not 0E0', async () => {
+    const sid = await openSession(server.url);
+    const r = await request(server.url, { headers: { 'mcp-session-id': sid },
+      body: { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'sleep', arguments: { duration: '100ms' }, _meta: { progressToken: 'p1' } } } });
+    assert.match(r.headers['content-type'], /^text\/event-stream/);
+    assert.match(r.body, /"method":"notifications\/progress","params":\{"progressToken":"p1","progress":0,"message":"running sleep -- 100ms"\}/);
+    assert.doesNotMatch(r.body, /E0/);
+  });
+});
+
+describe('listening', () => {
+  test('a port in use is one line naming the address and the fix, exit code 1', async () => {
+    const first = await startServer();
+    try {
+      const port = new URL(first.url).port;
+      const second = spawnSync(process.env.FISK_AI_MCP, ['--config', `${first.dir}/fisk-ai.yaml`, '--port', port],
+        { encoding: 'utf8', timeout: 15000 });
+      assert.equal(second.status, 1);
+      const last = second.stderr.trim().split('\n').pop();
+      assert.equal(last, `fisk-ai-mcp: cannot listen on 127.0.0.1:${port}: the address is already in use; stop the other server or pass --port`);
+      assert.doesNotMatch(second.stderr, /bind|system:|asio/i);
+    } finally { await first.stop(); }
+  });
+
+  test('bound to 0.0.0.0 the banner shows the real address and warns that other hosts can reach it', async () => {
+    const server = await startServer({ args: ['--address', '0.0.0.0'] });
+    try {
+      assert.match(server.url, /^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+      const port = new URL(server.url).port;
+      assert.match(server.stderr(), new RegExp(`warning: listening on 0\\.0\\.0\\.0:${port}, which is reachable from other hosts`));
+      const loopback = await startServer();
+      try { assert.doesNotMatch(loopback.stderr(), /reachable from other hosts/); } finally { await loopback.stop(); }
+    } finally { await server.stop(); }
+  });
+});
+
+describe('out of descriptors', () => {
+  test('the accept loop backs off instead of spinning, and a call that cannot get a pipe fails in-band', async () => {
+    const limit = 64;
+    const server = await startServer({ fdLimit: limit });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = [];
+    try {
+      const pid = server.child.pid;
+      // One kept-alive connection holds an initialized session before the descriptors run out.
+      const sid = await openSession(server.url, agent);
+      const u = new URL(server.url);
+      for (let i = 0; i < limit + 16; i++) {
+        const s = net.connect(Number(u.port), u.hostname);
+        s.on('error', () => {});
+        sockets.push(s);
+      }
+      await waitFor(() => readdirSync(`/proc/${pid}/fd`).length >= limit, 10000, 'the server to run out of descriptors');
+      // Queued connections it cannot accept must not make it spin: measure its CPU time.
+      const before = cpuTicks(pid);
+      const started = Date.now();
+      await new Promise((r) => setTimeout(r, 1000));
+      const used = (cpuTicks(pid) - before) * 10;
+      const elapsed = Date.now() - started;
+      console.log(`out of descriptors: ${used} ms of CPU in ${elapsed} ms`);
+      assert.ok(used < elapsed * 0.2, `the server used ${used} ms of CPU in ${elapsed} ms while out of descriptors`);
+      assert.match(server.stderr(), /warning: accepting a connection failed: Too many open files; retrying with a growing delay up to 1s/);
+
+      // Still answering on the connection it has; the call cannot get a pipe and says so in-band.
+      const r = await callTool(server.url, sid, 7, 'echo', { text: ['no pipe'] }, agent);
+      assert.equal(r.error, undefined, JSON.stringify(r));
+      assert.equal(r.result.isError, true);
+      assert.match(r.result.content[0].text, /^running command "echo": creating the output pipe: Too many open files$/);
+
+      // With descriptors back, queued and new connections are served again.
+      for (const s of sockets) s.destroy();
+      sockets.length = 0;
+      agent.destroy();
+      await waitFor(async () => (await request(server.url, { body: INIT }).catch(() => ({}))).status === 200, 10000,
+        'a new connection to be served');
+    } finally {
+      for (const s of sockets) s.destroy();
+      agent.destroy();
+      await server.stop();
+    }
+  });
+});
 
 describe('concurrency slots', () => {
   // Observed through the server's own `Running` lines and the answers, not through timing.

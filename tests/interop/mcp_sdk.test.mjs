@@ -9,8 +9,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { startServer, waitFor, processesMentioning } from './harness.mjs';
 
-async function connect(url, { elicit } = {}) {
-  const capabilities = elicit ? { elicitation: { form: {} } } : {};
+async function connect(url, { elicit, capabilities: declared } = {}) {
+  const capabilities = declared ?? (elicit ? { elicitation: { form: {} } } : {});
   const client = new Client({ name: 'interop', version: '1.0.0' }, { capabilities });
   const asked = [];
   if (elicit) {
@@ -202,6 +202,28 @@ describe('approval by elicitation', () => {
     assert.match(server.stderr(), /warning: running "stream rm -- Y" ungated: gated by ai:confirm/);
     await client.close();
   });
+});
+
+describe('a client that declared only URL elicitation', () => {
+  // Fail closed: URL elicitation cannot approve a command, and having declared elicitation
+  // it is not "a client that cannot elicit" either; the gated call is refused, as in Go.
+  for (const mode of ['auto', 'always']) {
+    test(`${mode}: a gated call is refused, never run ungated`, async () => {
+      const server = await startServer({ mcp: { confirm_over_mcp: mode } });
+      try {
+        const { client } = await connect(server.url, { capabilities: { elicitation: { url: {} } } });
+        await waitFor(() => /Client "interop" connected: URL elicitation only/.test(server.stderr()), 5000, 'the connect line');
+        const r = await client.callTool({ name: 'stream_rm', arguments: { name: 'U' } });
+        assert.equal(r.isError, true);
+        assert.equal(text(r), 'Not approved: requesting approval to run "stream rm -- U" failed: client does not support '
+          + '"form" elicitation. The command did not run.');
+        assert.doesNotMatch(server.stderr(), /Running stream rm -- U|"stream rm -- U" ungated/);
+        const ungated = await client.callTool({ name: 'echo', arguments: { text: ['fine'] } });
+        assert.equal(ungated.isError, undefined);
+        await client.close();
+      } finally { await server.stop(); }
+    });
+  }
 });
 
 describe('confirm_over_mcp always and never', () => {

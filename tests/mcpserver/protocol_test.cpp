@@ -183,3 +183,62 @@ TEST_CASE("log levels, cursors and the Claude Code hint", "[mcp][protocol]") {
     CHECK(claude_add_hint("svc", "::", 8080, "/mcp") == "claude mcp add --transport http svc http://localhost:8080/mcp");
     CHECK(claude_add_hint("svc", "::1", 8080, "/mcp") == "claude mcp add --transport http svc http://[::1]:8080/mcp");
 }
+
+TEST_CASE("initialize params are checked before a session opens", "[mcp][protocol]") {
+    const auto check = [](std::string_view params) { return check_initialize_params(json::parse(params).as_object()); };
+    CHECK_FALSE(check(R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}})"));
+    CHECK_FALSE(check(R"({"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"c"}})"));
+    CHECK(check(R"({"capabilities":{},"clientInfo":{"name":"c"}})") ==
+          "Invalid params: initialize needs protocolVersion, a string such as \"2025-11-25\"");
+    CHECK(check(R"({"protocolVersion":20251125,"capabilities":{},"clientInfo":{"name":"c"}})") ==
+          "Invalid params: protocolVersion must be a string such as \"2025-11-25\", not 20251125");
+    CHECK(check(R"({"protocolVersion":"2025-11-25","capabilities":[],"clientInfo":{"name":"c"}})") ==
+          "Invalid params: capabilities must be an object (send {} for none), not []");
+    CHECK(check(R"({"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}})") ==
+          "Invalid params: capabilities must be an object (send {} for none), not missing");
+    CHECK(check(R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":"c"})") ==
+          "Invalid params: clientInfo must be an object with a string name and version, not \"c\"");
+    CHECK(check(R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":7}})") ==
+          "Invalid params: clientInfo.name must be a string naming the client");
+    CHECK(check(R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":1}})") ==
+          "Invalid params: clientInfo.version must be a string, not 1");
+    CHECK(allowed_before_initialized("ping"));
+    CHECK(allowed_before_initialized("initialize"));
+    CHECK_FALSE(allowed_before_initialized("tools/call"));
+    CHECK_FALSE(allowed_before_initialized("tools/list"));
+}
+
+TEST_CASE("elicitation: URL-only is declared but cannot approve", "[mcp][protocol]") {
+    const auto caps = [](std::string_view c) { return json::parse(c).as_object(); };
+    CHECK(client_declares_elicitation(caps(R"({"elicitation":{"url":{}}})")));
+    CHECK_FALSE(client_can_elicit_form(caps(R"({"elicitation":{"url":{}}})")));
+    CHECK(client_can_elicit_form(caps(R"({"elicitation":{}})")));
+    CHECK(client_can_elicit_form(caps(R"({"elicitation":{"form":{},"url":{}}})")));
+    CHECK_FALSE(client_declares_elicitation(caps(R"({"sampling":{}})")));
+}
+
+TEST_CASE("progress values are integers when integral, on the wire", "[mcp][protocol]") {
+    // Boost.JSON writes a double 0 as 0E0; a client shows that verbatim.
+    CHECK(json::serialize(progress_notification(json::value("tok"), 0, std::nullopt, "running sleep")) ==
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":0,"message":"running sleep"}})");
+    CHECK(json::serialize(progress_notification(json::value(7), 3, 10.0, "")) ==
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":3,"total":10}})");
+    CHECK(json::serialize(progress_number(1.5)) == json::serialize(json::value(1.5)));
+    CHECK(progress_number(1.5).is_double());
+    CHECK(progress_number(-2).as_int64() == -2);
+    CHECK(progress_number(1e300).is_double());
+}
+
+TEST_CASE("Last-Event-ID values are parsed as <stream>-<seq>", "[mcp][protocol]") {
+    const auto id = parse_event_id("12-7");
+    REQUIRE(id);
+    CHECK(id->stream == "12");
+    CHECK(id->seq == 7);
+    CHECK(parse_event_id("a-b-0")->stream == "a-b");
+    CHECK_FALSE(parse_event_id(""));
+    CHECK_FALSE(parse_event_id("12"));
+    CHECK_FALSE(parse_event_id("-3"));
+    CHECK_FALSE(parse_event_id("12-"));
+    CHECK_FALSE(parse_event_id("12-x"));
+    CHECK_FALSE(parse_event_id("12-99999999999999999999999"));
+}

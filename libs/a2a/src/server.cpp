@@ -12,6 +12,8 @@
 #include <fiskai/toolkit/tool_call.hpp>
 
 #include <optional>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -21,6 +23,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <list>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -49,6 +52,8 @@ struct server::impl {
 
     std::mutex mutex;
     bool stopped = false;
+    // The cancellation signal of each running call worker; touched on the executor only.
+    std::list<std::shared_ptr<asio::cancellation_signal>> running;
     std::vector<intake*> intakes;  // open intakes of running serve() calls
 
     void log(log_level level, std::string_view message, std::initializer_list<gocompat::log_field> fields = {}) const {
@@ -266,15 +271,17 @@ asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
         // The slot is taken here, on the intake, before the worker starts: while every slot
         // is busy, the next request is not read.
         auto permit = co_await s.acquire();
+        auto signal = running.insert(running.end(), std::make_shared<asio::cancellation_signal>());
         asio::co_spawn(executor, run_call(s, std::get<admitted_call>(std::move(verdict)), std::move(permit), std::move(request->respond)),
-                       [this](const std::exception_ptr& e) {
+                       asio::bind_cancellation_slot((*signal)->slot(), [this, signal, keep = *signal](const std::exception_ptr& e) {
+                           running.erase(signal);
                            if (!e) return;
                            try {
                                std::rethrow_exception(e);
                            } catch (const std::exception& ex) {
                                log(log_level::error, "Tool call worker failed", {{"error", ex.what()}});
                            }
-                       });
+                       }));
     }
 }
 
@@ -314,6 +321,11 @@ asio::awaitable<void> server::serve(transport& t) {
     std::vector<slot> all;
     for (std::size_t i = 0; i < im.options.concurrency; ++i) all.push_back(co_await acquire());
     if (failure) std::rethrow_exception(failure);
+}
+
+void server::cancel() {
+    stop();
+    for (const auto& signal : impl_->running) signal->emit(asio::cancellation_type::terminal);
 }
 
 void server::stop() {

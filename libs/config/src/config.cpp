@@ -157,6 +157,12 @@ config prepare(detail::raw_config raw) {
         m.confirm_over_mcp = prepare_confirm_mode(raw.mcp->confirm_over_mcp);
         m.builtins = prepare_builtins(raw.mcp->builtins, c.harness.knowledge.enabled);
         m.limits = prepare_limits(raw.mcp->limits, "expose.agent.mcp");
+        if (m.max_connections < 0 || m.max_connections > mcp_settings::max_connections_ceiling) {
+            throw config_error(fmt::format("invalid expose.agent.mcp.max_connections {}: must be 0 (the default, {}) "
+                                           "to {}",
+                                           m.max_connections, mcp_settings::default_max_connections,
+                                           mcp_settings::max_connections_ceiling));
+        }
         c.mcp = std::move(m);
     }
     if (raw.a2a) {

@@ -52,7 +52,7 @@ const std::vector<std::pair<std::string_view, key_list>>& schema() {
         {"expose.agent", {"mcp", "a2a", "tools"}},
         {"expose.agent.mcp",
          {"port", "address", "instructions", "confirm_over_mcp", "builtins", "max_concurrent_tools", "tool_timeout",
-          "serve_remote_tools", "allowed_origins"}},
+          "serve_remote_tools", "allowed_origins", "max_connections"}},
         {"expose.agent.a2a", {"serve_tools", "max_concurrent_tools", "tool_timeout"}},
         {"expose.agent.tools", {"include", "exclude"}},
         {"expose.agent.tools.include", filter_keys},
@@ -493,6 +493,7 @@ void read_expose(const mapping& top, raw_config& raw) {
         read_limits(mcp, out.limits);
         read(mcp, "serve_remote_tools", out.settings.serve_remote_tools);
         read(mcp, "allowed_origins", out.settings.allowed_origins);
+        read_int(mcp, "max_connections", out.settings.max_connections);
     }
     // Same presence rule as mcp, though only serve_tools enables anything.
     if (const field* f = agent.get("a2a")) {

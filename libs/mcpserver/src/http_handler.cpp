@@ -4,6 +4,7 @@
 #include "server_impl.hpp"
 
 #include <fiskai/mcpserver/http_handler.hpp>
+#include <fiskai/mcpserver/test_stream.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -37,13 +38,24 @@ std::string supported_versions_text() {
     return out;
 }
 
+// Deadlines on the stream when it has them (tcp_stream); a test stream has none.
+template <typename Stream>
+void write_deadline(Stream& stream, std::chrono::steady_clock::duration d) {
+    if constexpr (requires { stream.expires_after(d); }) stream.expires_after(d);
+}
+template <typename Stream>
+void no_deadline(Stream& stream) {
+    if constexpr (requires { stream.expires_never(); }) stream.expires_never();
+}
+
 // Writes a complete response; returns whether the connection can be reused.
-asio::awaitable<bool> write_response(beast::tcp_stream& stream, http::response<http::string_body> res) {
+template <typename Stream>
+asio::awaitable<bool> write_response(Stream& stream, http::response<http::string_body> res) {
     res.prepare_payload();
     const bool keep = res.keep_alive();
-    stream.expires_after(write_timeout);
+    write_deadline(stream, write_timeout);
     auto [ec, n] = co_await http::async_write(stream, res, tuple_awaitable);
-    stream.expires_never();
+    no_deadline(stream);
     co_return !ec && keep;
 }
 
@@ -97,8 +109,9 @@ constexpr int retry_ms = 1000;
 // client read them.
 constexpr std::size_t retained_after_delivery = 256;
 
-asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& text) {
-    stream.expires_after(write_timeout);
+template <typename Stream>
+asio::awaitable<bool> write_chunk(Stream& stream, const std::string& text) {
+    write_deadline(stream, write_timeout);
     auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(text)), tuple_awaitable);
     co_return !ec;
 }
@@ -106,7 +119,8 @@ asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& 
 // Streams `out` as server-sent events on this connection until the stream completes, the
 // server interrupts it, or the client goes away. Events written are kept for a while so a
 // client can resume with Last-Event-ID. `keepalive` sends a comment on an idle stream.
-asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_request& req,
+template <typename Stream>
+asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req,
                                          std::shared_ptr<outbound_stream> out,
                                          std::chrono::steady_clock::duration keepalive, std::shared_ptr<session> s,
                                          bool prime) {
@@ -117,7 +131,7 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
     res.keep_alive(req.keep_alive());
     res.chunked(true);
     http::response_serializer<http::empty_body> sr{res};
-    stream.expires_after(write_timeout);
+    write_deadline(stream, write_timeout);
     if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) co_return false;
     out->writer_attached = true;
     // 2025-11-25: an event id and a retry time first, so a client whose connection drops
@@ -131,9 +145,9 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
             // End this response cleanly; the stream goes on and the client resumes it.
             out->interrupt_requested = false;
             out->writer_attached = false;
-            stream.expires_after(write_timeout);
+            write_deadline(stream, write_timeout);
             auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
-            stream.expires_never();
+            no_deadline(stream);
             co_return !ec && req.keep_alive();
         }
         for (const auto& ev : out->events) {
@@ -149,7 +163,7 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
             out->events.pop_front();
         }
         if (out->complete() || out->dead) break;
-        stream.expires_never();
+        no_deadline(stream);
         if (keepalive.count() > 0) {
             out->wake.expires_after(keepalive);
         } else {
@@ -167,15 +181,16 @@ asio::awaitable<bool> write_event_stream(beast::tcp_stream& stream, const http_r
     }
     out->writer_attached = false;
     if (s && out->complete()) s->resumable.erase(out->stream_id);
-    stream.expires_after(write_timeout);
+    write_deadline(stream, write_timeout);
     auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
-    stream.expires_never();
+    no_deadline(stream);
     co_return !ec && req.keep_alive();
 }
 
+template <typename Stream>
 asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr<server::impl> keep_impl,
                                              std::shared_ptr<session> s, rpc_request request,
-                                             const http_request& req, beast::tcp_stream& stream) {
+                                             const http_request& req, Stream& stream) {
     auto out = s->new_stream(impl.executor);
     impl.open_streams.push_back(out);
     auto call = std::make_shared<in_flight_call>();
@@ -233,8 +248,9 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
     co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s, priming_wanted(s));
 }
 
+template <typename Stream>
 asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::impl> keep_impl, const http_request& req,
-                                  beast::tcp_stream& stream) {
+                                  Stream& stream) {
     if (!is_json_content_type(req[http::field::content_type])) {
         co_return co_await write_response(
             stream, refusal(req, http::status::unsupported_media_type,
@@ -260,6 +276,11 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
 
     // initialize opens a session; everything else must name a live one.
     if (auto* request = std::get_if<rpc_request>(&message); request && request->method == "initialize") {
+        // Bad params open no session: the client gets the reason and no Mcp-Session-Id.
+        if (auto problem = check_initialize_params(request->params)) {
+            co_return co_await write_response(
+                stream, json_response(req, http::status::ok, make_error(request->id, rpc_error::invalid_params, *problem)));
+        }
         std::string error;
         auto s = impl.create_session(error);
         if (!s) {
@@ -294,7 +315,8 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
     co_return co_await handle_request_message(impl, std::move(keep_impl), std::move(s), std::move(request), req, stream);
 }
 
-asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {
+template <typename Stream>
+asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, Stream& stream) {
     if (!accepts_sse(req[http::field::accept])) {
         co_return co_await write_response(
             stream, refusal(req, http::status::not_acceptable, "Not Acceptable: Client must accept text/event-stream"));
@@ -303,19 +325,12 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, be
     if (auto* refused = std::get_if<1>(&found)) co_return co_await write_response(stream, std::move(*refused));
     auto s = std::get<0>(std::move(found));
     // Last-Event-ID `<stream>-<seq>` resumes that stream after the event the client saw.
-    if (const auto last = header(req, "Last-Event-ID"); !last.empty()) {
-        const auto dash = last.rfind('-');
-        if (dash != std::string::npos) {
-            auto it = s->resumable.find(last.substr(0, dash));
-            std::uint64_t seen = 0;
-            const auto seq_text = std::string_view(last).substr(dash + 1);
-            const auto [p, ec] = std::from_chars(seq_text.data(), seq_text.data() + seq_text.size(), seen);
-            if (it != s->resumable.end() && ec == std::errc{} && p == seq_text.data() + seq_text.size() &&
-                !it->second->dead && !it->second->writer_attached) {
-                auto resumed = it->second;
-                resumed->delivered = std::min(seen, resumed->delivered);
-                co_return co_await write_event_stream(stream, req, resumed, impl.options.keepalive_interval, s, false);
-            }
+    if (const auto last = parse_event_id(header(req, "Last-Event-ID"))) {
+        auto it = s->resumable.find(last->stream);
+        if (it != s->resumable.end() && !it->second->dead && !it->second->writer_attached) {
+            auto resumed = it->second;
+            resumed->delivered = std::min(last->seq, resumed->delivered);
+            co_return co_await write_event_stream(stream, req, resumed, impl.options.keepalive_interval, s, false);
         }
     }
     // One listening stream per session: a new GET replaces the old one.
@@ -326,7 +341,8 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, be
     co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s, priming_wanted(s));
 }
 
-asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req, beast::tcp_stream& stream) {
+template <typename Stream>
+asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req, Stream& stream) {
     auto found = lookup_session(impl, req);
     if (auto* refused = std::get_if<1>(&found)) co_return co_await write_response(stream, std::move(*refused));
     auto s = std::get<0>(std::move(found));
@@ -336,7 +352,8 @@ asio::awaitable<bool> handle_delete(server::impl& impl, const http_request& req,
 
 }  // namespace
 
-asio::awaitable<bool> handle_http(server& srv, http_request req, beast::tcp_stream& stream) {
+template <typename Stream>
+asio::awaitable<bool> handle_http(server& srv, http_request req, Stream& stream) {
     auto keep_impl = srv.state();
     auto& impl = *keep_impl;
     try {
@@ -387,5 +404,9 @@ asio::awaitable<bool> handle_http(server& srv, http_request req, beast::tcp_stre
         co_return false;
     }
 }
+
+// The stream types the library is built for (see http_handler.hpp and test_stream.hpp).
+template asio::awaitable<bool> handle_http<beast::tcp_stream>(server&, http_request, beast::tcp_stream&);
+template asio::awaitable<bool> handle_http<beast::test::stream>(server&, http_request, beast::test::stream&);
 
 }  // namespace fiskai::mcpserver

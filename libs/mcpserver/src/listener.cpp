@@ -17,7 +17,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <list>
+#include <tuple>
 
 namespace fiskai::mcpserver {
 namespace {
@@ -43,7 +45,7 @@ std::string_view path_of(std::string_view target) {
 
 struct listener::impl : std::enable_shared_from_this<listener::impl> {
     impl(server& s, const tcp::endpoint& ep, listener_options o)
-        : srv(s), acceptor(s.state()->executor), options(std::move(o)), drained(s.state()->executor) {
+        : srv(s), acceptor(s.state()->executor), options(std::move(o)), drained(s.state()->executor), backoff_timer(s.state()->executor) {
         acceptor.open(ep.protocol());
         acceptor.set_option(asio::socket_base::reuse_address(true));
         acceptor.bind(ep);
@@ -52,39 +54,71 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
         srv.state()->options.require_loopback_host = ep.address().is_loopback();
     }
 
+    // Answers an error on a connection whose request could not be read, then closes it.
+    static asio::awaitable<void> answer_and_close(beast::tcp_stream& stream, http::status status, std::string message) {
+        http::response<http::string_body> res{status, 11};
+        res.set(http::field::content_type, "application/json");
+        res.body() = boost::json::serialize(make_error(nullptr, -32000, std::move(message)));
+        res.keep_alive(false);
+        res.prepare_payload();
+        stream.expires_after(std::chrono::seconds(5));
+        co_await http::async_write(stream, res, tuple_awaitable);
+    }
+
     asio::awaitable<void> serve(std::shared_ptr<connection> conn) {
         beast::flat_buffer buffer;
         for (;;) {
             http::request_parser<http::string_body> parser;
             parser.body_limit(srv.options().max_body_bytes);
             parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+            // An idle keep-alive connection waits up to idle_timeout for a first byte;
+            // from then the head has header_timeout and the body body_timeout.
+            if (buffer.size() == 0) {
+                conn->stream.expires_after(options.idle_timeout);
+                auto [ec, n] = co_await conn->stream.async_read_some(buffer.prepare(4096), tuple_awaitable);
+                if (ec) break;
+                buffer.commit(n);
+            }
+            // The head's deadline cancels the read rather than closing the socket (as the
+            // stream's own timeout would), so the client can still be told why: 408.
             conn->stream.expires_after(options.idle_timeout);
-            auto [ec, n] = co_await http::async_read(conn->stream, buffer, parser, tuple_awaitable);
+            auto head_expired = std::make_shared<bool>(false);
+            asio::steady_timer head_deadline(conn->stream.get_executor(), options.header_timeout);
+            head_deadline.async_wait([conn, head_expired](boost::system::error_code wait_ec) {
+                if (wait_ec) return;
+                *head_expired = true;
+                beast::error_code ignored;
+                conn->stream.socket().cancel(ignored);
+            });
+            auto [ec, n] = co_await http::async_read_header(conn->stream, buffer, parser, tuple_awaitable);
+            head_deadline.cancel();
+            if (*head_expired) ec = beast::error::timeout;
+            if (!ec && !parser.is_done()) {
+                conn->stream.expires_after(options.body_timeout);
+                std::tie(ec, n) = co_await http::async_read(conn->stream, buffer, parser, tuple_awaitable);
+                if (ec == beast::error::timeout) {
+                    // The stream's timeout closed the socket: nothing can be answered.
+                    break;
+                }
+            }
             if (ec) {
-                if (ec == http::error::body_limit || ec == http::error::header_limit) {
-                    const bool body = ec == http::error::body_limit;
-                    http::response<http::string_body> res{
-                        body ? http::status::payload_too_large : http::status::request_header_fields_too_large, 11};
-                    res.set(http::field::content_type, "application/json");
-                    res.body() = boost::json::serialize(make_error(
-                        nullptr, -32000,
-                        body ? fmt::format("Payload Too Large: the body exceeds {} bytes", srv.options().max_body_bytes)
-                             : fmt::format("Request Header Fields Too Large: the header exceeds {} bytes",
-                                           options.max_header_bytes)));
-                    res.keep_alive(false);
-                    res.prepare_payload();
-                    conn->stream.expires_after(std::chrono::seconds(5));
-                    co_await http::async_write(conn->stream, res, tuple_awaitable);
+                if (ec == http::error::body_limit) {
+                    co_await answer_and_close(
+                        conn->stream, http::status::payload_too_large,
+                        fmt::format("Payload Too Large: the body exceeds {} bytes", srv.options().max_body_bytes));
+                } else if (ec == http::error::header_limit) {
+                    co_await answer_and_close(conn->stream, http::status::request_header_fields_too_large,
+                                              fmt::format("Request Header Fields Too Large: the header exceeds {} bytes",
+                                                          options.max_header_bytes));
+                } else if (*head_expired && !stopped) {
+                    co_await answer_and_close(conn->stream, http::status::request_timeout,
+                                              fmt::format("Request Timeout: the request headers did not arrive within "
+                                                          "{} of the first byte",
+                                                          describe_duration(options.header_timeout)));
                 } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
                            ec != beast::error::timeout && ec != asio::error::eof &&
-                           ec != asio::error::connection_reset) {
-                    http::response<http::string_body> res{http::status::bad_request, 11};
-                    res.set(http::field::content_type, "application/json");
-                    res.body() = boost::json::serialize(make_error(nullptr, -32000, "Bad Request: " + ec.message()));
-                    res.keep_alive(false);
-                    res.prepare_payload();
-                    conn->stream.expires_after(std::chrono::seconds(5));
-                    co_await http::async_write(conn->stream, res, tuple_awaitable);
+                           ec != asio::error::connection_reset && ec != http::error::partial_message) {
+                    co_await answer_and_close(conn->stream, http::status::bad_request, "Bad Request: " + ec.message());
                 }
                 break;
             }
@@ -112,6 +146,37 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
         conn->stream.close();
     }
 
+    // Over the cap: a short 503 so the client knows why, then close. Refusals are bounded
+    // too (a second cap), past which a connection is closed without an answer.
+    void refuse(tcp::socket socket) {
+        if (refusing >= options.max_connections) {
+            beast::error_code ignored;
+            socket.close(ignored);
+            return;
+        }
+        ++refusing;
+        auto conn = std::make_shared<beast::tcp_stream>(std::move(socket));
+        auto text = fmt::format("Service Unavailable: the server is serving its limit of {} connections; retry later "
+                                "(an operator can raise expose.agent.mcp.max_connections)",
+                                options.max_connections);
+        auto refusal = [](std::shared_ptr<beast::tcp_stream> stream, std::string message) -> asio::awaitable<void> {
+            co_await answer_and_close(*stream, http::status::service_unavailable, std::move(message));
+            beast::error_code ignored;
+            stream->socket().shutdown(tcp::socket::shutdown_send, ignored);
+            // Read what the client sent until it closes (briefly), so closing does not
+            // reset the connection and discard the answer before the client reads it.
+            stream->expires_after(std::chrono::seconds(1));
+            std::array<char, 1024> sink;
+            for (;;) {
+                auto [ec, n] = co_await stream->async_read_some(asio::buffer(sink), tuple_awaitable);
+                if (ec) break;
+            }
+            stream->close();
+        };
+        asio::co_spawn(acceptor.get_executor(), refusal(conn, std::move(text)),
+                       [self = shared_from_this()](std::exception_ptr) { --self->refusing; });
+    }
+
     void forget(const std::shared_ptr<connection>& c) {
         connections.remove(c);
         if (stopped && connections.empty()) drained.cancel();
@@ -121,7 +186,10 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
     tcp::acceptor acceptor;
     listener_options options;
     asio::steady_timer drained;
+    asio::steady_timer backoff_timer;
     std::list<std::shared_ptr<connection>> connections;
+    std::size_t refusing = 0;
+    std::size_t failed_accepts = 0;
     bool stopped = false;
 };
 
@@ -132,13 +200,35 @@ listener::~listener() = default;
 
 tcp::endpoint listener::local_endpoint() const { return impl_->acceptor.local_endpoint(); }
 
+std::size_t listener::connection_count() const noexcept { return impl_->connections.size(); }
+std::size_t listener::failed_accepts() const noexcept { return impl_->failed_accepts; }
+
 asio::awaitable<void> listener::run() {
     auto self = impl_;
+    auto backoff = std::chrono::steady_clock::duration::zero();
     while (!self->stopped) {
         auto [ec, socket] = co_await self->acceptor.async_accept(tuple_awaitable);
         if (ec) {
             if (self->stopped || ec == asio::error::operation_aborted) break;
-            continue;  // a failed accept (e.g. out of descriptors) must not end the server
+            // A failed accept (out of descriptors, say) must neither end the server nor
+            // spin: the pending connection stays queued, so retrying at once fails again.
+            ++self->failed_accepts;
+            backoff = backoff == backoff.zero() ? self->options.accept_backoff_min
+                                                : std::min(backoff * 2, self->options.accept_backoff_max);
+            if (backoff == self->options.accept_backoff_min) {  // once per streak of failures
+                self->srv.state()->log(log_level::warning,
+                                       fmt::format("accepting a connection failed: {}; retrying with a growing delay "
+                                                   "up to {}",
+                                                   ec.message(), describe_duration(self->options.accept_backoff_max)));
+            }
+            self->backoff_timer.expires_after(backoff);
+            co_await self->backoff_timer.async_wait(tuple_awaitable);
+            continue;
+        }
+        backoff = backoff.zero();
+        if (self->connections.size() >= self->options.max_connections) {
+            self->refuse(std::move(socket));
+            continue;
         }
         auto conn = std::make_shared<connection>(std::move(socket));
         self->connections.push_back(conn);
@@ -158,12 +248,22 @@ void listener::stop() {
     impl_->stopped = true;
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
+    impl_->backoff_timer.cancel();
     impl_->srv.shutdown();
     // Idle keep-alive connections are only waiting for a next request: close them now.
     for (auto& c : impl_->connections) {
         if (!c->busy) c->stream.socket().close(ignored);
     }
     if (impl_->connections.empty()) impl_->drained.cancel();
+}
+
+void listener::cancel() {
+    stop();
+    // No grace: every connection closes now, so run() completes without waiting for
+    // responses still being written.
+    beast::error_code ignored;
+    for (auto& c : impl_->connections) c->stream.socket().close(ignored);
+    impl_->drained.cancel();
 }
 
 }  // namespace fiskai::mcpserver

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 namespace fiskai::mcpserver {
 namespace {
@@ -229,6 +230,69 @@ bool client_can_elicit_form(const json::object& caps) {
     const auto& o = e->get_object();
     // An empty object means form mode only; otherwise form must be declared.
     return o.empty() || o.contains("form");
+}
+
+std::optional<event_id> parse_event_id(std::string_view text) {
+    const auto dash = text.rfind('-');
+    if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+    const auto seq_text = text.substr(dash + 1);
+    event_id id{std::string(text.substr(0, dash))};
+    const auto [p, ec] = std::from_chars(seq_text.data(), seq_text.data() + seq_text.size(), id.seq);
+    if (seq_text.empty() || ec != std::errc{} || p != seq_text.data() + seq_text.size()) return std::nullopt;
+    return id;
+}
+
+bool client_declares_elicitation(const json::object& caps) {
+    const auto* e = caps.if_contains("elicitation");
+    return e && e->is_object();
+}
+
+std::optional<std::string> check_initialize_params(const json::object& params) {
+    const auto* version = params.if_contains("protocolVersion");
+    if (!version) {
+        return fmt::format("Invalid params: initialize needs protocolVersion, a string such as \"{}\"",
+                           latest_protocol_version);
+    }
+    if (!version->is_string()) {
+        return fmt::format("Invalid params: protocolVersion must be a string such as \"{}\", not {}",
+                           latest_protocol_version, json::serialize(*version));
+    }
+    const auto* caps = params.if_contains("capabilities");
+    if (!caps || !caps->is_object()) {
+        return fmt::format("Invalid params: capabilities must be an object (send {{}} for none), not {}",
+                           caps ? json::serialize(*caps) : std::string("missing"));
+    }
+    const auto* info = params.if_contains("clientInfo");
+    if (!info || !info->is_object()) {
+        return fmt::format("Invalid params: clientInfo must be an object with a string name and version, not {}",
+                           info ? json::serialize(*info) : std::string("missing"));
+    }
+    const auto* name = info->get_object().if_contains("name");
+    if (!name || !name->is_string()) {
+        return "Invalid params: clientInfo.name must be a string naming the client";
+    }
+    if (const auto* v = info->get_object().if_contains("version"); v && !v->is_string()) {
+        return fmt::format("Invalid params: clientInfo.version must be a string, not {}", json::serialize(*v));
+    }
+    return std::nullopt;
+}
+
+bool allowed_before_initialized(std::string_view method) noexcept { return method == "initialize" || method == "ping"; }
+
+json::value progress_number(double value) {
+    // Integral and exactly representable as int64: send it as an integer.
+    if (std::isfinite(value) && std::trunc(value) == value && value >= -9.0e15 && value <= 9.0e15) {
+        return static_cast<std::int64_t>(value);
+    }
+    return value;
+}
+
+json::object progress_notification(const json::value& token, double progress, std::optional<double> total,
+                                   std::string_view message) {
+    json::object p{{"progressToken", token}, {"progress", progress_number(progress)}};
+    if (total) p["total"] = progress_number(*total);
+    if (!message.empty()) p["message"] = message;
+    return make_notification("notifications/progress", std::move(p));
 }
 
 json::object approval_elicitation(std::string_view server_name, std::string_view command_line,

@@ -41,6 +41,13 @@ std::string random_session_id() {
     return id;
 }
 
+
+bool valid_mcp_tool_name(const std::string& name) { return gocompat::is_valid_name(name) && name.size() <= 128; }
+
+}  // namespace
+
+std::string id_key(const json::value& id) { return json::serialize(id); }
+
 std::string describe_duration(std::chrono::steady_clock::duration d) {
     using namespace std::chrono;
     const auto ms = duration_cast<milliseconds>(d).count();
@@ -49,18 +56,6 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
     return fmt::format("{}ms", ms);
 }
 
-// Whole numbers go out as JSON integers: Boost.JSON writes the double 1 as `1E0`, which
-// strict clients reject as a progress value.
-json::value progress_number(double v) {
-    if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9007199254740992.0) return static_cast<std::int64_t>(v);
-    return v;
-}
-
-bool valid_mcp_tool_name(const std::string& name) { return gocompat::is_valid_name(name) && name.size() <= 128; }
-
-}  // namespace
-
-std::string id_key(const json::value& id) { return json::serialize(id); }
 
 void outbound_stream::push(const json::object& message) {
     if (dead || finished) return;
@@ -247,7 +242,8 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
                                                        std::chrono::steady_clock::duration timeout) {
     co_await asio::this_coro::throw_if_cancelled(false);
     if (!out || out->dead) throw std::runtime_error("the client's stream for this request is closed");
-    if (!client_can_elicit_form(s->client_capabilities) && method == "elicitation/create") {
+    if (method == "elicitation/create" && !client_can_elicit_form(s->client_capabilities)) {
+        if (client_declares_elicitation(s->client_capabilities)) throw std::runtime_error(std::string(no_form_elicitation_text));
         throw std::runtime_error("the client did not declare the elicitation capability");
     }
     if (method == "sampling/createMessage" && !s->client_capabilities.contains("sampling")) {
@@ -330,8 +326,10 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         -> asio::awaitable<std::optional<toolkit::outcome>> {
         const auto requirement = gated.confirm();
         if (options.confirm == confirm_mode::never) co_return std::nullopt;
-        // Read the capability now, not at connect time: the session is the authority.
-        if (client_can_elicit_form(s->client_capabilities)) {
+        // Read the capability now, not at connect time: the session is the authority. Any
+        // declared elicitation goes to the prompt, so a URL-only client is refused there
+        // (fail closed) instead of running ungated.
+        if (client_declares_elicitation(s->client_capabilities)) {
             std::optional<std::string> denial;
             try {
                 const auto answer = co_await ask_client(
@@ -375,18 +373,13 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         // heartbeat while it runs: clients reset their request timeouts on progress, and a
         // person sees the call is alive.
         call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
-            json::object p{{"progressToken", token}, {"progress", progress_number(u.progress)}};
-            if (u.total) p["total"] = progress_number(*u.total);
-            if (!u.message.empty()) p["message"] = u.message;
-            out->push(make_notification("notifications/progress", std::move(p)));
+            out->push(progress_notification(token, u.progress, u.total, u.message));
         };
         policy.alongside = [this, out, token = *progress_token](const toolkit::tool& running,
                                                                 const std::string& command_line) -> asio::awaitable<void> {
             if (running.kind() != toolkit::tool_kind::command) co_return;
             auto beat = [&](std::int64_t n, std::string message) {
-                out->push(make_notification("notifications/progress", json::object{{"progressToken", token},
-                                                                                   {"progress", n},
-                                                                                   {"message", std::move(message)}}));
+                out->push(progress_notification(token, static_cast<double>(n), std::nullopt, message));
             };
             beat(0, fmt::format("running {}", command_line));
             asio::steady_timer tick(executor);
@@ -407,6 +400,14 @@ asio::awaitable<std::optional<json::object>> server::impl::dispatch_request(std:
                                                                             std::shared_ptr<outbound_stream> out) {
     const auto& m = request.method;
     if (m == "ping") co_return make_result(request.id, json::object{});
+    // Nothing runs before the handshake is complete (the SDK clients always send
+    // notifications/initialized first; the conformance suite does too).
+    if (!s->initialized && !allowed_before_initialized(m)) {
+        co_return make_error(request.id, rpc_error::invalid_request,
+                             fmt::format("Invalid Request: {} before notifications/initialized; send "
+                                         "notifications/initialized after the initialize result, then retry",
+                                         m));
+    }
     if (m == "initialize") co_return make_result(request.id, initialize(*s, request.params));
     if (m == "logging/setLevel") {
         const auto* lv = request.params.if_contains("level");
@@ -447,6 +448,8 @@ void server::impl::handle_notification(const std::shared_ptr<session>& s, const 
         std::string what;
         if (options.confirm == confirm_mode::never) {
             what = "confirm-tagged tools run ungated (confirm_over_mcp=never)";
+        } else if (!can_elicit && client_declares_elicitation(s->client_capabilities)) {
+            what = "URL elicitation only, confirm-tagged tools will be refused (approval needs form elicitation)";
         } else if (can_elicit) {
             what = "elicitation supported, confirm-tagged tools will request approval";
         } else if (options.confirm == confirm_mode::always) {

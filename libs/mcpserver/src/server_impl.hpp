@@ -179,6 +179,9 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     completion_handler completion;
 };
 
+// A duration as an operator reads it: 2m, 30s, 250ms.
+std::string describe_duration(std::chrono::steady_clock::duration d);
+
 // JSON text of an id, the key for the in-flight and pending maps.
 std::string id_key(const boost::json::value& id);
 

@@ -7,6 +7,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <fmt/format.h>
 
@@ -105,6 +106,9 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
         auto guarded = [&]() -> asio::awaitable<std::optional<outcome>> {
             try {
                 co_return co_await t->call(arguments, std::move(call_options));
+            } catch (const boost::system::system_error& e) {
+                // The OS's words (`Too many open files`), not Boost's decorated what().
+                result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.code().message()));
             } catch (const std::exception& e) {
                 result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.what()));
             }

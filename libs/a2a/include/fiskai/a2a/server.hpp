@@ -98,6 +98,10 @@ public:
     // Closes the intakes serve() is reading; calls already admitted still run and are
     // answered. Idempotent; returns at once.
     void stop();
+    // stop(), and every running call is cancelled (a command's process group is killed);
+    // each still answers, with `context canceled`. For a second interrupt. Call it on the
+    // server's executor. Idempotent.
+    void cancel();
 
 private:
     struct impl;

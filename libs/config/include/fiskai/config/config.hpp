@@ -81,6 +81,14 @@ struct mcp_settings {
     bool serve_remote_tools = false;
     // Origin header values accepted in addition to the loopback ones.
     std::vector<std::string> allowed_origins;
+    // Concurrent HTTP connections the listener keeps; 0 means the default.
+    int max_connections = 0;
+
+    [[nodiscard]] int effective_max_connections() const noexcept {
+        return max_connections > 0 ? max_connections : default_max_connections;
+    }
+    static constexpr int default_max_connections = 256;
+    static constexpr int max_connections_ceiling = 65536;
 };
 
 // expose.agent.a2a. Only serve_tools enables serving; the limits tune it.

@@ -17,6 +17,14 @@ using http_request = boost::beast::http::request<boost::beast::http::string_body
 
 // Returns true when the connection can carry another request (keep-alive), false when
 // it must be closed. Never throws for anything a client sends.
-boost::asio::awaitable<bool> handle_http(server& srv, http_request request, boost::beast::tcp_stream& stream);
+//
+// Generic over the stream; the library is built for boost::beast::tcp_stream (declared
+// here) and boost::beast::test::stream (declared in test_stream.hpp, for tests and
+// fuzzing). Another stream type links only if you instantiate it yourself.
+template <typename Stream>
+boost::asio::awaitable<bool> handle_http(server& srv, http_request request, Stream& stream);
+
+extern template boost::asio::awaitable<bool> handle_http<boost::beast::tcp_stream>(server&, http_request,
+                                                                                   boost::beast::tcp_stream&);
 
 }  // namespace fiskai::mcpserver

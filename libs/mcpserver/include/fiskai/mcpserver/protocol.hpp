@@ -89,6 +89,14 @@ using rpc_message = std::variant<rpc_request, rpc_notification, rpc_response, rp
 // The Content-Type is application/json (parameters such as charset ignored).
 [[nodiscard]] bool is_json_content_type(std::string_view content_type);
 
+// An SSE event id `<stream>-<seq>` as a Last-Event-ID header carries it; nullopt when it
+// is not one of ours.
+struct event_id {
+    std::string stream;
+    std::uint64_t seq = 0;
+};
+[[nodiscard]] std::optional<event_id> parse_event_id(std::string_view text);
+
 // --- tools -------------------------------------------------------------------------
 
 // The MCP annotations a tool's tags justify. Always a `title`; `impact:ro` gives
@@ -108,6 +116,31 @@ using rpc_message = std::variant<rpc_request, rpc_notification, rpc_response, rp
 // Whether the client's initialize capabilities allow a form elicitation: an
 // `elicitation` object that is empty (form implied) or declares `form`.
 [[nodiscard]] bool client_can_elicit_form(const boost::json::object& client_capabilities);
+// Whether the client declared any elicitation at all (form, URL or both). A client that
+// declared only URL elicitation cannot approve a command: a gated call is then refused,
+// never run ungated (fail closed; the Go original denies it too).
+[[nodiscard]] bool client_declares_elicitation(const boost::json::object& client_capabilities);
+// The reason an approval cannot be asked of a client that declared elicitation without form.
+inline constexpr std::string_view no_form_elicitation_text = "client does not support \"form\" elicitation";
+
+// --- lifecycle -----------------------------------------------------------------------
+
+// Checks initialize params against the InitializeRequest schema: protocolVersion a
+// string, capabilities an object, clientInfo an object with a string name (and a string
+// version when present). nullopt when they are usable, else the -32602 message.
+[[nodiscard]] std::optional<std::string> check_initialize_params(const boost::json::object& params);
+
+// Methods a session may call before the client has sent notifications/initialized.
+[[nodiscard]] bool allowed_before_initialized(std::string_view method) noexcept;
+
+// --- progress ------------------------------------------------------------------------
+
+// A progress number as JSON: an integer when the value is integral (Boost.JSON would
+// write 0.0 as 0E0, which some clients show verbatim), a double otherwise.
+[[nodiscard]] boost::json::value progress_number(double value);
+// notifications/progress with the token echoed and `total`/`message` only when given.
+[[nodiscard]] boost::json::object progress_notification(const boost::json::value& token, double progress,
+                                                        std::optional<double> total, std::string_view message);
 
 // The elicitation/create params that ask a human to approve one command.
 [[nodiscard]] boost::json::object approval_elicitation(std::string_view server_name, std::string_view command_line,

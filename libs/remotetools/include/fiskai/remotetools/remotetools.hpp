@@ -13,11 +13,16 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace fiskai::a2a {
+class client;
+}
 
 namespace fiskai::remotetools {
 
@@ -94,6 +99,13 @@ public:
 // names local tools already hold. Host errors are recorded, not thrown.
 [[nodiscard]] import_result import_tools(const std::vector<host_config>& hosts, const std::vector<discovery>& found,
                                          const std::set<std::string>& taken, invoker call);
+
+// Discovers every host in order through `client`, then filters and names their tools with
+// import_tools. The tools call back through the same client, and keep it alive. Host
+// failures are recorded; call require_complete for a strict import.
+[[nodiscard]] boost::asio::awaitable<import_result> discover_and_import(std::shared_ptr<a2a::client> client,
+                                                                        std::vector<host_config> hosts,
+                                                                        std::set<std::string> taken);
 
 // A run or a server depends on the tools: any host error or collision is an error.
 // Throws import_error naming the host and its context, or the collisions.

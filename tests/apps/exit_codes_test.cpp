@@ -1,0 +1,49 @@
+// One exit-code table for every executable: 0 done, 1 failed (with the reason on stderr),
+// 2 a wrong command line, 130 a shutdown cut short by a second signal (covered by the
+// a2a and MCP serving tests).
+
+#include "app_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using fiskai::test::run_shell;
+
+namespace {
+const std::string mcp = FISK_AI_MCP_PATH;
+const std::string a2a = FISK_AI_A2A_PATH;
+}  // namespace
+
+TEST_CASE("a wrong command line exits 2 and says what is wrong", "[app][exit]") {
+    for (const auto& [cmd, says] : std::vector<std::pair<std::string, std::string>>{
+             {mcp + " --bogus", "--bogus"},
+             {mcp, "--config FILE is required"},
+             {mcp + " --log-format yaml --config x.yaml", "invalid log format \"yaml\""},
+             {mcp + " info", "info needs --config FILE"},
+             {a2a + " check --bogus", "--bogus"},
+             {a2a, "subcommand"},
+             {a2a + " discover", "identity"},
+             {a2a + " discover peer --timeout nan", "--timeout nan is not a number of seconds"},
+         }) {
+        CAPTURE(cmd);
+        const auto r = run_shell(cmd + " </dev/null 2>&1");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.out, Catch::Contains(says));
+    }
+}
+
+TEST_CASE("help and version exit 0; a failure exits 1", "[app][exit]") {
+    for (const auto& cmd : {mcp + " --help", mcp + " --version", a2a + " --help", a2a + " --version",
+                            a2a + " serve --help"}) {
+        CAPTURE(cmd);
+        CHECK(run_shell(cmd + " </dev/null >/dev/null 2>&1").exit_code == 0);
+    }
+    const auto missing = run_shell(mcp + " --config /nonexistent/fisk-ai.yaml 2>&1");
+    CHECK(missing.exit_code == 1);
+    CHECK_THAT(missing.out, Catch::Contains("fisk-ai-mcp: error:"));
+    const auto refused = run_shell("echo '{}' | " + a2a + " check 2>&1");
+    CHECK(refused.exit_code == 1);
+    CHECK_THAT(refused.out, Catch::StartsWith("refused:"));
+    const auto info = run_shell(a2a + " info --config /nonexistent/fisk-ai.yaml 2>&1");
+    CHECK(info.exit_code == 1);
+    CHECK_THAT(info.out, Catch::Contains("fisk-ai-a2a: error:"));
+}
