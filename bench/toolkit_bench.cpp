@@ -4,6 +4,8 @@
 //     command line;
 //  2. parsing and deriving tools from a generated 2,000-command introspection document.
 
+#include "support/bare_spawn.hpp"
+
 #include <fiskai/toolkit/command_tool.hpp>
 #include <fiskai/toolkit/derive.hpp>
 #include <fiskai/toolkit/fisk_model.hpp>
@@ -53,27 +55,7 @@ void print_row(const std::string& name, const stats& s) {
 // The floor: what any runner must at least pay to start the program and collect output.
 double spawn_floor_once(const std::string& exe, const std::vector<std::string>& args) {
     const auto start = clock_type::now();
-    int fds[2];
-    if (::pipe(fds) != 0) std::abort();
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(exe.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) != 0) std::abort();
-    ::close(fds[1]);
-    char buf[4096];
-    while (::read(fds[0], buf, sizeof buf) > 0) {
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    posix_spawn_file_actions_destroy(&fa);
+    (void)fiskai::bench::bare_spawn(exe, args);
     return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
 }
 

@@ -10,6 +10,8 @@
 //
 // Usage: a2a_bench [sequential calls] [calls per throughput run]
 
+#include "../support/bare_spawn.hpp"
+
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a/server.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
@@ -76,33 +78,6 @@ T run_on(asio::io_context& ioc, asio::awaitable<T> a) {
     ioc.restart();
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
     return f.get();
-}
-
-// The spawn floor: posix_spawn, read everything, reap; what any runner must pay at least.
-std::string bare_spawn(const std::string& exe, const std::vector<std::string>& args) {
-    int fds[2];
-    if (::pipe(fds) != 0) std::abort();
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(exe.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) != 0) std::abort();
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fds[1]);
-    std::string out;
-    char buf[4096];
-    for (ssize_t got; (got = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(got));
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return out;
 }
 
 // A bare responder: the nats.c callback answers with the request's own bytes.
@@ -186,7 +161,7 @@ int main(int argc, char** argv) {
             if (p.output != "hello bench\n") return 1;
 
             t = clock_type::now();
-            if (bare_spawn(spec.executable, spec.arguments) != "hello bench\n") return 1;
+            if (fiskai::bench::bare_spawn(spec.executable, spec.arguments).output != "hello bench\n") return 1;
             spawn_us.push_back(since_us(t));
 
             natsMsg* reply = nullptr;

@@ -4,6 +4,8 @@
 // call.
 //   spawn_floor <calls> <executable> [arguments...]
 
+#include "../support/bare_spawn.hpp"
+
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -26,25 +28,10 @@ double cpu_seconds(int who) {
 }
 
 void run_once(char** argv) {
-    int fds[2];
-    if (::pipe(fds) != 0) std::abort();
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], &fa, nullptr, argv, environ) != 0) std::abort();
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fds[1]);
-    char buf[4096];
-    while (::read(fds[0], buf, sizeof buf) > 0) {
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::abort();
+    std::vector<std::string> args;
+    for (char** a = argv + 1; *a != nullptr; ++a) args.emplace_back(*a);
+    const auto r = fiskai::bench::bare_spawn(argv[0], args);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) std::abort();
 }
 
 }  // namespace
