@@ -322,3 +322,25 @@ TEST_CASE("config: strings take any scalar as written", "[config][decode]") {
     CHECK(c.system_prompt == "line one\nline two\n");
     CHECK(c.nats_context == "true");
 }
+
+// Found by the config fuzz test: nine levels of ten aliases inside an options block expand
+// to a billion nodes, and converting the block to JSON ran until the fuzzer's timeout.
+TEST_CASE("config: an options block whose aliases expand without bound is refused at once", "[config][decode]") {
+    std::string yaml = "harness:\n  sessions:\n    options:\n      l0: &a0 [x,x,x,x,x,x,x,x,x,x]\n";
+    for (int level = 1; level < 9; ++level) {
+        yaml += "      l" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+        for (int i = 0; i < 10; ++i) yaml += (i > 0 ? ",*a" : "*a") + std::to_string(level - 1);
+        yaml += "]\n";
+    }
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(parse_error(yaml) ==
+          "parsing config: line 3: harness.sessions.options: the block expands to more than 1048576 bytes of JSON; "
+          "option blocks are small settings: check for aliases (*name) repeated inside it");
+    // Refused by the cap, not after expanding: well under a second even under sanitizers.
+    CHECK(std::chrono::steady_clock::now() - started < 5s);
+
+    SECTION("aliases that stay small still resolve") {
+        const config c = parse("harness:\n  memory:\n    enabled: true\n    options: {a: &x [1, 2], b: *x}\n", mode::lenient);
+        CHECK(c.harness.memory.options_json == R"({"a":[1,2],"b":[1,2]})");
+    }
+}
