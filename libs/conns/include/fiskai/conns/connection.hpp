@@ -4,6 +4,7 @@
 // header; a binding that needs the C handle asks for native_handle().
 
 #include <fiskai/conns/context.hpp>
+#include <fiskai/conns/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -27,10 +28,12 @@ enum class log_level { debug, info, warn, error };
 // logger drops them.
 using logger = std::function<void(log_level, std::string_view)>;
 
-// A dial that failed: `connecting to NATS context "<ctx>": <nats error>`.
-class connect_error : public std::runtime_error {
+// A dial that failed: `connecting to NATS context "<ctx>": <nats error>`. code() is
+// connection_refused, timed_out, not_authorized, tls_failed, invalid_setting or
+// connect_failed.
+class connect_error : public error {
 public:
-    using std::runtime_error::runtime_error;
+    using error::error;
 };
 
 // nats.c's text for a status (a natsStatus), with the calling thread's last error detail
