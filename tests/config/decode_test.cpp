@@ -344,3 +344,21 @@ TEST_CASE("config: an options block whose aliases expand without bound is refuse
         CHECK(c.harness.memory.options_json == R"({"a":[1,2],"b":[1,2]})");
     }
 }
+
+// Found by the config libFuzzer run under ASan: an alias inside the anchor it names is a
+// cycle, and converting the block to JSON recursed until the stack overflowed.
+TEST_CASE("config: an options block that contains itself through an alias is refused", "[config][decode]") {
+    CHECK(parse_error("harness:\n  sessions:\n    options:\n      loop: &self [x, *self]\n") ==
+          "parsing config: line 3: harness.sessions.options: the block nests more than 32 levels deep; option blocks "
+          "are small settings: check for an alias (*name) inside the anchor it names");
+    CHECK(parse_error("harness:\n  memory:\n    options: &m {a: *m}\n") ==
+          "parsing config: line 3: harness.memory.options: the block nests more than 32 levels deep; option blocks "
+          "are small settings: check for an alias (*name) inside the anchor it names");
+
+    SECTION("32 levels are still accepted") {
+        std::string nested = "x";
+        for (int i = 0; i < 32; ++i) nested = "[" + nested + "]";
+        const config c = parse("harness:\n  sessions:\n    options: " + nested + "\n", mode::lenient);
+        CHECK(c.harness.sessions.options_json == nested.replace(nested.find('x'), 1, "\"x\""));
+    }
+}

@@ -416,15 +416,28 @@ std::string scalar_json(const YAML::Node& n) {
 }
 
 // Aliases make a YAML document a graph: nine nested levels of ten aliases each expand to
-// a billion nodes. The JSON text of one block is capped, counted as it is produced, so
-// such a document is refused at once instead of exhausting time and memory (Go's yaml.v3
-// refuses excessive aliasing too).
+// a billion nodes, and an alias inside the anchor it names is a cycle. The JSON text of
+// one block is capped, counted as it is produced, and so is its nesting, so such a
+// document is refused at once instead of exhausting time, memory or the stack (Go's
+// yaml.v3 refuses excessive aliasing and self-containing anchors too). The depth is
+// Boost.JSON's default parse limit, which the backends decoding the block apply anyway.
 inline constexpr std::size_t max_raw_json_bytes = std::size_t{1} << 20;
+inline constexpr int max_raw_json_depth = 32;
 
 struct json_budget {
     std::string_view block;  // the option block's path, for the error
     int line = 0;
     std::size_t used = 0;
+    int depth = 0;
+
+    void enter() {
+        if (++depth > max_raw_json_depth) {
+            fail(line, fmt::format("{}: the block nests more than {} levels deep; option blocks are small settings: "
+                                   "check for an alias (*name) inside the anchor it names",
+                                   block, max_raw_json_depth));
+        }
+    }
+    void leave() noexcept { --depth; }
 
     void spend(std::size_t bytes) {
         used += bytes;
@@ -446,6 +459,7 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
         return;
     }
     case YAML::NodeType::Sequence: {
+        budget.enter();
         out += '[';
         std::size_t index = 0;
         for (const auto& item : n) {
@@ -455,9 +469,11 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
             ++index;
         }
         out += ']';
+        budget.leave();
         return;
     }
     case YAML::NodeType::Map: {
+        budget.enter();
         std::map<std::string, std::pair<std::string, int>> members;  // sorted by key bytes
         for (auto it = n.begin(); it != n.end(); ++it) {
             const YAML::Node key_node = it->first;
@@ -487,6 +503,7 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
             out += member.first;
         }
         out += '}';
+        budget.leave();
         return;
     }
     default: out += "null"; return;
