@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite, by default under the developer preset (warnings
-# as errors) and then under the sanitizers. Name presets to run only those, e.g.
-# `scripts/test.sh dev`.
+# Builds and runs the whole test suite, by default once: under the sanitizer preset
+# (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors), which runs every
+# test, the install consumer and the libFuzzer runs included. Name presets to run those
+# instead, e.g. `scripts/test.sh dev` for the faster unsanitised debug build.
 # Installs the Debian packages and npm test peers it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 presets=("$@")
-((${#presets[@]})) || presets=(dev asan)
+((${#presets[@]})) || presets=(asan)
 
 bash scripts/setup-debian.sh
 # The interop peers (the official MCP TypeScript SDK), pinned by the lockfile.

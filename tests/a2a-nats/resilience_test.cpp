@@ -30,6 +30,7 @@ TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable a
     REQUIRE(run_until(env.ioc, [&] { return pending->has_value(); }, 10s));
     REQUIRE_FALSE(**pending);
     CHECK((**pending).error().code == a2a::errc::agent_unavailable);
+    CHECK((**pending).error().cause == a2a_nats::errc::timed_out);
     CHECK((**pending).error().message ==
           "remote agent unavailable: no reply on \"choria.fisk-ai.tool.svc\": context deadline exceeded");
 

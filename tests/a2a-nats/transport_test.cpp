@@ -86,6 +86,7 @@ TEST_CASE("tool calls: success, non-zero exit, timeout and unknown tool", "[a2a-
         auto r = a2a_test::run(env.ioc, client.discover("nobody", 10s));
         REQUIRE_FALSE(r);
         CHECK(r.error().code == a2a::errc::agent_unavailable);
+        CHECK(r.error().cause == a2a_nats::errc::no_responders);
         CHECK(r.error().message ==
               "remote agent unavailable: no reply on \"choria.fisk-ai.discovery.nobody\": nats: no responders available for "
               "request");
@@ -145,4 +146,19 @@ TEST_CASE("an error reply reaches the caller as the peer's error, not as a decod
     REQUIRE(run_until(env.ioc, [&] { return answered->has_value(); }));
     CHECK(**answered);
     peer.stop();
+}
+
+TEST_CASE("a2a-nats: failures carry a2a_nats::errc codes usable as std::error_code", "[a2a-nats][errc]") {
+    asio::io_context ioc;
+    const conns::provider none;
+    try {
+        a2a_nats::nats_transport t(none, ioc.get_executor());
+        FAIL("a transport without a connection was built");
+    } catch (const a2a_nats::error& e) {
+        CHECK(e.code() == a2a_nats::errc::not_connected);
+        CHECK(std::string(e.what()) == "a2a NATS transport requires a NATS connection but none was provisioned");
+    }
+    const std::error_code std_code = a2a_nats::errc::no_responders;
+    CHECK(std_code.message() == "no responders available for request");
+    CHECK(std::string(std_code.category().name()) == "fiskai.a2a_nats");
 }

@@ -322,3 +322,43 @@ TEST_CASE("config: strings take any scalar as written", "[config][decode]") {
     CHECK(c.system_prompt == "line one\nline two\n");
     CHECK(c.nats_context == "true");
 }
+
+// Found by the config fuzz test: nine levels of ten aliases inside an options block expand
+// to a billion nodes, and converting the block to JSON ran until the fuzzer's timeout.
+TEST_CASE("config: an options block whose aliases expand without bound is refused at once", "[config][decode]") {
+    std::string yaml = "harness:\n  sessions:\n    options:\n      l0: &a0 [x,x,x,x,x,x,x,x,x,x]\n";
+    for (int level = 1; level < 9; ++level) {
+        yaml += "      l" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+        for (int i = 0; i < 10; ++i) yaml += (i > 0 ? ",*a" : "*a") + std::to_string(level - 1);
+        yaml += "]\n";
+    }
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(parse_error(yaml) ==
+          "parsing config: line 3: harness.sessions.options: the block expands to more than 1048576 bytes of JSON; "
+          "option blocks are small settings: check for aliases (*name) repeated inside it");
+    // Refused by the cap, not after expanding: well under a second even under sanitizers.
+    CHECK(std::chrono::steady_clock::now() - started < 5s);
+
+    SECTION("aliases that stay small still resolve") {
+        const config c = parse("harness:\n  memory:\n    enabled: true\n    options: {a: &x [1, 2], b: *x}\n", mode::lenient);
+        CHECK(c.harness.memory.options_json == R"({"a":[1,2],"b":[1,2]})");
+    }
+}
+
+// Found by the config libFuzzer run under ASan: an alias inside the anchor it names is a
+// cycle, and converting the block to JSON recursed until the stack overflowed.
+TEST_CASE("config: an options block that contains itself through an alias is refused", "[config][decode]") {
+    CHECK(parse_error("harness:\n  sessions:\n    options:\n      loop: &self [x, *self]\n") ==
+          "parsing config: line 3: harness.sessions.options: the block nests more than 32 levels deep; option blocks "
+          "are small settings: check for an alias (*name) inside the anchor it names");
+    CHECK(parse_error("harness:\n  memory:\n    options: &m {a: *m}\n") ==
+          "parsing config: line 3: harness.memory.options: the block nests more than 32 levels deep; option blocks "
+          "are small settings: check for an alias (*name) inside the anchor it names");
+
+    SECTION("32 levels are still accepted") {
+        std::string nested = "x";
+        for (int i = 0; i < 32; ++i) nested = "[" + nested + "]";
+        const config c = parse("harness:\n  sessions:\n    options: " + nested + "\n", mode::lenient);
+        CHECK(c.harness.sessions.options_json == nested.replace(nested.find('x'), 1, "\"x\""));
+    }
+}

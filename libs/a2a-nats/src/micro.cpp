@@ -4,6 +4,7 @@
 
 #include <fiskai/gocompat/name.hpp>
 #include <fiskai/gocompat/time.hpp>
+#include <fiskai/a2a_nats/error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/channel.hpp>
@@ -365,10 +366,10 @@ std::string detail::service_state::answer(std::string_view verb) const {
 service::service(conns::connection& conn, asio::any_io_executor executor, service_config config)
     : state_(std::make_shared<detail::service_state>()) {
     if (!gocompat::is_valid_name(config.name)) {
-        throw std::invalid_argument(fmt::format("micro service name \"{}\" is not valid: use letters, digits, '-' and '_'",
-                                                config.name));
+        throw a2a_nats::error(a2a_nats::errc::invalid_name,
+                    fmt::format("micro service name \"{}\" is not valid: use letters, digits, '-' and '_'", config.name));
     }
-    if (!conn.native_handle()) throw std::invalid_argument("micro service: the NATS connection is closed");
+    if (!conn.native_handle()) throw a2a_nats::error(a2a_nats::errc::not_connected, "micro service: the NATS connection is closed");
     auto& st = *state_;
     st.conn = &conn;
     st.executor = std::move(executor);
@@ -397,8 +398,7 @@ service::service(conns::connection& conn, asio::any_io_executor executor, servic
                 st.verbs.push_back(a2a_nats::detail::async_subscription::subscribe(conn.native_handle(), subject, {}, handler));
             } catch (const std::exception& e) {
                 stop();
-                throw boost::system::system_error(boost::asio::error::operation_aborted,
-                                                  fmt::format("micro service \"{}\": {}", st.config.name, e.what()));
+                throw a2a_nats::error(a2a_nats::errc::subscribe_failed, fmt::format("micro service \"{}\": {}", st.config.name, e.what()));
             }
         }
     }
@@ -423,18 +423,18 @@ std::string service::stats_json() const { return state_->answer("STATS"); }
 
 std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
     if (!gocompat::is_valid_name(config.name)) {
-        throw std::invalid_argument(fmt::format("micro endpoint name \"{}\" is not valid", config.name));
+        throw a2a_nats::error(a2a_nats::errc::invalid_name, fmt::format("micro endpoint name \"{}\" is not valid", config.name));
     }
     if (!valid_subject(config.subject) || config.subject.find('>') != std::string::npos ||
         config.subject.find('*') != std::string::npos) {
-        throw std::invalid_argument(fmt::format("micro endpoint subject \"{}\" is not valid", config.subject));
+        throw a2a_nats::error(a2a_nats::errc::invalid_name, fmt::format("micro endpoint subject \"{}\" is not valid", config.subject));
     }
     auto& st = *state_;
     std::string queue = config.queue_group.value_or(st.config.queue_group);
     auto ep = std::make_shared<detail::endpoint_state>(state_, std::move(config), std::move(queue));
     {
         std::lock_guard lock(st.mutex);
-        if (st.stopped) throw std::invalid_argument("micro service is stopped");
+        if (st.stopped) throw a2a_nats::error(a2a_nats::errc::service_stopped, "micro service is stopped");
     }
     const natsStatus s = ep->queue.empty()
                              ? natsConnection_SubscribeSync(&ep->sub, st.conn->native_handle(), ep->config.subject.c_str())
@@ -442,9 +442,8 @@ std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
                                                                  ep->config.subject.c_str(), ep->queue.c_str());
     if (s != NATS_OK) {
         ep->sub = nullptr;
-        throw boost::system::system_error(boost::asio::error::operation_aborted,
-                                          fmt::format("subscribing to \"{}\": {}", ep->config.subject,
-                                                      a2a_nats::detail::status_text(s)));
+        throw a2a_nats::error(a2a_nats::errc::subscribe_failed,
+                    fmt::format("subscribing to \"{}\": {}", ep->config.subject, a2a_nats::detail::status_text(s)));
     }
     // One round trip, so that when this returns the server routes the subject to us.
     natsConnection_FlushTimeout(st.conn->native_handle(), 2000);

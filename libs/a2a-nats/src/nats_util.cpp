@@ -1,5 +1,6 @@
 #include "nats_util.hpp"
 
+#include <fiskai/a2a_nats/error.hpp>
 #include <fiskai/conns/connection.hpp>
 
 #include <fmt/format.h>
@@ -46,7 +47,7 @@ std::unique_ptr<async_subscription> async_subscription::subscribe(natsConnection
                                                                        on_message, closure);
     if (s != NATS_OK) {
         delete closure;
-        throw std::runtime_error(fmt::format("subscribing to \"{}\": {}", subject, status_text(s)));
+        throw a2a_nats::error(a2a_nats::errc::subscribe_failed, fmt::format("subscribing to \"{}\": {}", subject, status_text(s)));
     }
     if (natsSubscription_SetOnCompleteCB(sub, on_complete, closure) != NATS_OK) {
         // Already closed (the connection went away in between): nats.c will make no more

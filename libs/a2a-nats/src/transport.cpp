@@ -2,6 +2,8 @@
 
 #include "nats_util.hpp"
 
+#include <fiskai/a2a_nats/error.hpp>
+
 #include <fiskai/a2a/protocol.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -119,7 +121,7 @@ private:
 nats_transport::nats_transport(const conns::provider& nats, asio::any_io_executor executor, transport_options options)
     : state_(std::make_shared<detail::transport_state>()) {
     if (!nats.nats() || !nats.nats()->native_handle()) {
-        throw std::invalid_argument("a2a NATS transport requires a NATS connection but none was provisioned");
+        throw a2a_nats::error(a2a_nats::errc::not_connected, "a2a NATS transport requires a NATS connection but none was provisioned");
     }
     state_->conn = nats.nats();
     state_->executor = std::move(executor);
@@ -139,13 +141,24 @@ std::shared_ptr<micro::service> nats_transport::service(std::string_view identit
     return it == state_->services.end() ? nullptr : it->second.lock();
 }
 
+namespace {
+
+// An a2a failure that also says which NATS failure it was.
+a2a::error because(a2a::error e, errc cause) {
+    e.cause = make_error_code(cause);
+    return e;
+}
+
+}  // namespace
+
 asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> nats_transport::listen(a2a::route r, std::string identity) {
     const auto st = state_;
     const auto subject = a2a::subject(r, identity);
     // The identity is a subject token and the queue group: nothing else may get through.
     if (!a2a::is_valid_identity(identity)) {
-        co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$", gocompat::quote(identity)));
+        co_return because(a2a::make_error(a2a::errc::transport_failure,
+                                          fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$", gocompat::quote(identity))),
+                          errc::invalid_name);
     }
     try {
         auto service = st->service_for(identity);
@@ -165,8 +178,9 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     const auto subject = a2a::subject(r, agent);
     if (!a2a::is_valid_identity(agent)) {
         // A `.`, `*`, `>` or space would address other subjects than the agent's.
-        co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$", gocompat::quote(subject)));
+        co_return because(a2a::make_error(a2a::errc::transport_failure,
+                                          fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$", gocompat::quote(subject))),
+                          errc::invalid_name);
     }
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = st->options.timeout;
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = std::chrono::seconds(30);
@@ -185,8 +199,9 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
                                                        body.data(), static_cast<int>(body.size()));
     if (s != NATS_OK) {
         st->pending.erase(token);
-        co_return a2a::make_error(a2a::errc::transport_failure,
-                                  fmt::format("requesting {}: {}", gocompat::quote(subject), detail::status_text(s)));
+        co_return because(a2a::make_error(a2a::errc::transport_failure,
+                                          fmt::format("requesting {}: {}", gocompat::quote(subject), detail::status_text(s))),
+                          errc::publish_failed);
     }
 
     asio::steady_timer deadline(st->executor, timeout);
@@ -194,16 +209,21 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
                              deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
     st->pending.erase(token);
     if (outcome.index() == 1) {
-        co_return a2a::make_error(a2a::errc::agent_unavailable,
-                                  fmt::format("no reply on {}: context deadline exceeded", gocompat::quote(subject)));
+        co_return because(a2a::make_error(a2a::errc::agent_unavailable,
+                                          fmt::format("no reply on {}: context deadline exceeded", gocompat::quote(subject))),
+                          errc::timed_out);
     }
     auto [ec, m] = std::get<0>(std::move(outcome));
     if (ec) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), ec.message()));
+        co_return because(
+            a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), ec.message())),
+            errc::receive_failed);
     }
     if (m.no_responders) {
-        co_return a2a::make_error(a2a::errc::agent_unavailable,
-                                  fmt::format("no reply on {}: nats: no responders available for request", gocompat::quote(subject)));
+        co_return because(a2a::make_error(a2a::errc::agent_unavailable,
+                                          fmt::format("no reply on {}: nats: no responders available for request",
+                                                      gocompat::quote(subject))),
+                          errc::no_responders);
     }
     if (!m.error_code.empty() || !m.error.empty()) {
         int code = 0;

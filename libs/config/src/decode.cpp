@@ -405,22 +405,65 @@ std::string scalar_json(const YAML::Node& n) {
     return out;
 }
 
-void to_json(const YAML::Node& n, const std::string& path, int line, std::string& out) {
+// Aliases make a YAML document a graph: nine nested levels of ten aliases each expand to
+// a billion nodes, and an alias inside the anchor it names is a cycle. The JSON text of
+// one block is capped, counted as it is produced, and so is its nesting, so such a
+// document is refused at once instead of exhausting time, memory or the stack (Go's
+// yaml.v3 refuses excessive aliasing and self-containing anchors too). The depth is
+// Boost.JSON's default parse limit, which the backends decoding the block apply anyway.
+inline constexpr std::size_t max_raw_json_bytes = std::size_t{1} << 20;
+inline constexpr int max_raw_json_depth = 32;
+
+struct json_budget {
+    std::string_view block;  // the option block's path, for the error
+    int line = 0;
+    std::size_t used = 0;
+    int depth = 0;
+
+    void enter() {
+        if (++depth > max_raw_json_depth) {
+            fail(line, fmt::format("{}: the block nests more than {} levels deep; option blocks are small settings: "
+                                   "check for an alias (*name) inside the anchor it names",
+                                   block, max_raw_json_depth));
+        }
+    }
+    void leave() noexcept { --depth; }
+
+    void spend(std::size_t bytes) {
+        used += bytes;
+        if (used > max_raw_json_bytes) {
+            fail(line, fmt::format("{}: the block expands to more than {} bytes of JSON; option blocks are small "
+                                   "settings: check for aliases (*name) repeated inside it",
+                                   block, max_raw_json_bytes));
+        }
+    }
+};
+
+void to_json(const YAML::Node& n, const std::string& path, int line, std::string& out, json_budget& budget) {
+    budget.spend(1);
     switch (n.Type()) {
-    case YAML::NodeType::Scalar: out += scalar_json(n); return;
+    case YAML::NodeType::Scalar: {
+        const std::string scalar = scalar_json(n);
+        budget.spend(scalar.size());
+        out += scalar;
+        return;
+    }
     case YAML::NodeType::Sequence: {
+        budget.enter();
         out += '[';
         std::size_t index = 0;
         for (const auto& item : n) {
             if (index > 0) out += ',';
             const int item_line = line_of(item);
-            to_json(item, fmt::format("{}[{}]", path, index), item_line > 0 ? item_line : line, out);
+            to_json(item, fmt::format("{}[{}]", path, index), item_line > 0 ? item_line : line, out, budget);
             ++index;
         }
         out += ']';
+        budget.leave();
         return;
     }
     case YAML::NodeType::Map: {
+        budget.enter();
         std::map<std::string, std::pair<std::string, int>> members;  // sorted by key bytes
         for (auto it = n.begin(); it != n.end(); ++it) {
             const YAML::Node key_node = it->first;
@@ -436,7 +479,8 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
                                            seen->second.second));
             }
             std::string value;
-            to_json(value_node, child, key_line, value);
+            budget.spend(key.size());
+            to_json(value_node, child, key_line, value, budget);
             members.emplace(key, std::make_pair(std::move(value), key_line));
         }
         out += '{';
@@ -449,6 +493,7 @@ void to_json(const YAML::Node& n, const std::string& path, int line, std::string
             out += member.first;
         }
         out += '}';
+        budget.leave();
         return;
     }
     default: out += "null"; return;
@@ -461,7 +506,8 @@ void read_raw_json(const mapping& m, std::string_view key, std::string& out) {
     const field* f = m.get(key);
     if (f == nullptr || f->value.IsNull()) return;
     out.clear();
-    to_json(f->value, f->path, f->line, out);
+    json_budget budget{f->path, f->line};
+    to_json(f->value, f->path, f->line, out, budget);
 }
 
 // ---------------------------------------------------------------------------------------

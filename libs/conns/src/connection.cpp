@@ -28,8 +28,20 @@ namespace {
 
 std::string status_text(natsStatus s) { return nats_status_text(static_cast<int>(s)); }
 
+// What a failed natsConnection_Connect means for the caller.
+errc dial_failure(natsStatus s) {
+    switch (s) {
+    case NATS_NO_SERVER: return errc::connection_refused;
+    case NATS_TIMEOUT: return errc::timed_out;
+    case NATS_CONNECTION_AUTH_FAILED:
+    case NATS_NOT_PERMITTED: return errc::not_authorized;
+    case NATS_SSL_ERROR: return errc::tls_failed;
+    default: return errc::connect_failed;
+    }
+}
+
 void check(natsStatus s, std::string_view what) {
-    if (s != NATS_OK) throw connect_error(fmt::format("{}: {}", what, status_text(s)));
+    if (s != NATS_OK) throw connect_error(errc::connect_failed, fmt::format("{}: {}", what, status_text(s)));
 }
 
 std::vector<std::string> split_urls(std::string_view urls) {
@@ -53,7 +65,7 @@ std::vector<std::string> split_urls(std::string_view urls) {
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw context_error(fmt::format("reading {}: {}", path, std::strerror(errno)));
+    if (!in) throw context_error(errc::unreadable_file, fmt::format("reading {}: {}", path, std::strerror(errno)));
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
@@ -185,21 +197,21 @@ connection::~connection() {
 
 std::unique_ptr<connection> connection::dial(const nats_context& ctx, const connect_options& o) {
     if (ctx.tls_first) {
-        throw context_error(fmt::format("{} sets tls_first, which this build's NATS client (nats.c 3.4.1) cannot do; "
+        throw context_error(errc::unsupported_setting, fmt::format("{} sets tls_first, which this build's NATS client (nats.c 3.4.1) cannot do; "
                                         "remove it or use a server that accepts TLS after INFO",
                                         describe(ctx)));
     }
     if (!ctx.socks_proxy.empty()) {
-        throw context_error(fmt::format("{} sets socks_proxy, which this build's NATS client (nats.c 3.4.1) cannot use",
+        throw context_error(errc::unsupported_setting, fmt::format("{} sets socks_proxy, which this build's NATS client (nats.c 3.4.1) cannot use",
                                         describe(ctx)));
     }
     if (!ctx.nsc.empty()) {
-        throw context_error(fmt::format("{} sets nsc, which fisk-ai does not run; export the user's credentials "
+        throw context_error(errc::unsupported_setting, fmt::format("{} sets nsc, which fisk-ai does not run; export the user's credentials "
                                         "file and set creds instead",
                                         describe(ctx)));
     }
     if (ctx.user.empty() && ctx.creds.rfind("op://", 0) == 0) {
-        throw context_error(fmt::format("{} reads its credentials from 1Password (op://), which fisk-ai does not "
+        throw context_error(errc::unsupported_setting, fmt::format("{} reads its credentials from 1Password (op://), which fisk-ai does not "
                                         "do; point creds at a credentials file",
                                         describe(ctx)));
     }
@@ -215,7 +227,10 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
     std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> opts(raw, &natsOptions_Destroy);
 
     const auto wrap = [&](natsStatus s, std::string_view what) {
-        if (s != NATS_OK) throw connect_error(fmt::format("connecting to {}: {}: {}", describe(ctx), what, status_text(s)));
+        if (s != NATS_OK) {
+            throw connect_error(errc::invalid_setting,
+                                fmt::format("connecting to {}: {}: {}", describe(ctx), what, status_text(s)));
+        }
     };
 
     const auto urls = split_urls(ctx.effective_url());
@@ -239,7 +254,7 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
         const auto seed = detail::find_user_seed(read_file(ctx.nkey));
         const auto pub = seed ? detail::user_public_key(*seed) : std::nullopt;
         if (!pub) {
-            throw context_error(fmt::format("{}: nkey file {} holds no valid user seed (SU...)", describe(ctx), ctx.nkey));
+            throw context_error(errc::malformed_context, fmt::format("{}: nkey file {} holds no valid user seed (SU...)", describe(ctx), ctx.nkey));
         }
         wrap(natsOptions_SetNKeyFromSeed(opts.get(), pub->c_str(), ctx.nkey.c_str()), fmt::format("nkey {}", ctx.nkey));
     } else if (!ctx.user_jwt.empty()) {
@@ -285,7 +300,7 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
         natsConnection* nc = nullptr;
         const natsStatus s = natsConnection_Connect(&nc, opts.get());
         if (s != NATS_OK) {
-            throw connect_error(fmt::format("connecting to {}: {}", describe(ctx), status_text(s)));
+            throw connect_error(dial_failure(s), fmt::format("connecting to {}: {}", describe(ctx), status_text(s)));
         }
         handed_over = true;
         sockets_close_on_exec();

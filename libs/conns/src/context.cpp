@@ -99,7 +99,7 @@ context_environment context_environment::from_process() {
 std::string context_environment::config_root() const {
     if (!xdg_config_home.empty()) return xdg_config_home;
     if (home.empty()) {
-        throw context_error("cannot locate NATS contexts: the home directory is unknown; set XDG_CONFIG_HOME or HOME");
+        throw context_error(errc::no_context_directory, "cannot locate NATS contexts: the home directory is unknown; set XDG_CONFIG_HOME or HOME");
     }
     return home + "/.config";
 }
@@ -130,14 +130,14 @@ std::string selected_context(const context_environment& env) {
 nats_context parse_context(std::string_view json_text, std::string_view origin, const context_environment& env) {
     boost::system::error_code ec;
     const auto doc = boost::json::parse(json_text, ec);
-    if (ec) throw context_error(fmt::format("parsing NATS context {}: {}", origin, ec.message()));
-    if (!doc.is_object()) throw context_error(fmt::format("parsing NATS context {}: not a JSON object", origin));
+    if (ec) throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: {}", origin, ec.message()));
+    if (!doc.is_object()) throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: not a JSON object", origin));
 
     nats_context c;
     const auto text = [&](const boost::json::value& v, std::string_view key) -> std::string {
         if (v.is_null()) return {};
         if (!v.is_string()) {
-            throw context_error(fmt::format("parsing NATS context {}: \"{}\" must be a string", origin, key));
+            throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: \"{}\" must be a string", origin, key));
         }
         return std::string(v.get_string());
     };
@@ -160,7 +160,7 @@ nats_context parse_context(std::string_view json_text, std::string_view origin, 
         else if (key == "nsc") c.nsc = text(v, key);
         else if (key == "tls_first") {
             if (!v.is_bool() && !v.is_null()) {
-                throw context_error(fmt::format("parsing NATS context {}: \"tls_first\" must be a boolean", origin));
+                throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: \"tls_first\" must be a boolean", origin));
             }
             c.tls_first = v.is_bool() && v.get_bool();
         }
@@ -175,17 +175,17 @@ nats_context load_context(std::string_view requested, const context_environment&
     if (name.empty()) name = selected_context(env);
     if (name.empty()) return {};  // nothing selected: the default context
 
-    if (!is_valid_context_name(name)) throw context_error("invalid context name " + name);
+    if (!is_valid_context_name(name)) throw context_error(errc::invalid_context_name, "invalid context name " + name);
     const auto path = env.context_file(name);
     if (!file_exists(path)) {
-        throw context_error(fmt::format(
+        throw context_error(errc::context_not_found, fmt::format(
             "unknown context \"{}\": {} does not exist; create it with `nats context add {} --server <url>` or set "
             "nats_context (or --context) to an existing context in {}",
             name, path, name, env.context_dir()));
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw context_error(fmt::format("reading NATS context \"{}\": open {}: {}", name, path, std::strerror(errno)));
+        throw context_error(errc::unreadable_file, fmt::format("reading NATS context \"{}\": open {}: {}", name, path, std::strerror(errno)));
     }
     std::stringstream ss;
     ss << in.rdbuf();

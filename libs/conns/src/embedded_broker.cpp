@@ -79,12 +79,12 @@ unsigned short port_from_ports_file(const std::string& text) {
 
 embedded_broker::embedded_broker(broker_options options) : options_(std::move(options)) {
     if (::access(options_.executable.c_str(), X_OK) != 0) {
-        throw broker_error(fmt::format("cannot start the embedded NATS server: {} is not an executable ({}); install "
+        throw broker_error(errc::broker_not_installed, fmt::format("cannot start the embedded NATS server: {} is not an executable ({}); install "
                                        "Debian's nats-server package or configure nats_context",
                                        options_.executable, std::strerror(errno)));
     }
     char tmpl[] = "/tmp/fisk-ai-broker-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw broker_error(fmt::format("creating a directory for the embedded NATS server: {}", std::strerror(errno)));
+    if (!::mkdtemp(tmpl)) throw broker_error(errc::broker_failed, fmt::format("creating a directory for the embedded NATS server: {}", std::strerror(errno)));
     work_dir_ = tmpl;
     store_dir_ = options_.store_dir.empty() ? work_dir_ + "/jetstream" : options_.store_dir;
     const auto log_file = work_dir_ + "/nats-server.log";
@@ -107,7 +107,7 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
         const int err = errno;
         std::error_code ignored;
         fs::remove_all(work_dir_, ignored);
-        throw broker_error(fmt::format("starting {}: fork: {}", options_.executable, std::strerror(err)));
+        throw broker_error(errc::broker_failed, fmt::format("starting {}: fork: {}", options_.executable, std::strerror(err)));
     }
     if (pid == 0) {
         // The child: only async-signal-safe calls until exec.
@@ -155,7 +155,7 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
     if (!failure.empty()) {
         const auto log = tail(slurp(log_file), 8);
         stop();
-        throw broker_error(fmt::format("starting the embedded NATS server ({}): {}{}{}", options_.executable, failure,
+        throw broker_error(errc::broker_failed, fmt::format("starting the embedded NATS server ({}): {}{}{}", options_.executable, failure,
                                        log.empty() ? "" : "; its log ends with:\n", log));
     }
     url_ = fmt::format("nats://{}:{}", options_.host, port_);

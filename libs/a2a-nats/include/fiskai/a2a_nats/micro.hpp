@@ -15,6 +15,7 @@
 // bounded pending queue only when next() asks for it, so a consumer that does not ask
 // exerts back-pressure without holding anything in memory.
 
+#include <fiskai/a2a_nats/error.hpp>
 #include <fiskai/conns/connection.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -136,17 +137,17 @@ private:
 
 class service {
 public:
-    // Subscribes the `$SRV` verbs (and waits one round trip, at most 2 s). Throws std::invalid_argument for a bad name, and
-    // boost::system::system_error when the subscriptions fail. `conn` must outlive the
-    // service and every request taken from it.
+    // Subscribes the `$SRV` verbs (and waits one round trip, at most 2 s). Throws
+    // a2a_nats::error: invalid_name, not_connected, or subscribe_failed when the
+    // subscriptions fail. `conn` must outlive the service and every request taken from it.
     service(conns::connection& conn, boost::asio::any_io_executor executor, service_config config);
     ~service();  // stops
     service(const service&) = delete;
     service& operator=(const service&) = delete;
 
     // Subscribes an endpoint and waits one round trip (at most 2 s) so that the server
-    // routes its subject here when this returns. Throws std::invalid_argument for a bad name or subject,
-    // boost::system::system_error when the subscription fails.
+    // routes its subject here when this returns. Throws a2a_nats::error: invalid_name for a
+    // bad name or subject, service_stopped, subscribe_failed when the subscription fails.
     [[nodiscard]] std::unique_ptr<endpoint> add_endpoint(endpoint_config config);
 
     [[nodiscard]] const std::string& id() const noexcept;

@@ -11,13 +11,15 @@
 //
 // Calling: request() publishes with a reply subject under one shared inbox subscription
 // and waits for the reply or the deadline. No responders and a passed deadline are
-// errc::agent_unavailable; an error reply is handed back as a service_error.
+// a2a::errc::agent_unavailable, told apart by the error's cause (a2a_nats::errc::
+// no_responders, timed_out); an error reply is handed back as a service_error.
 //
 // Threading: everything runs on the executor given, which must not run handlers
 // concurrently (an io_context run by one thread, or a strand). nats.c's callbacks only
 // copy and post to it. The connection must outlive the transport and every intake.
 
 #include <fiskai/a2a/transport.hpp>
+#include <fiskai/a2a_nats/error.hpp>
 #include <fiskai/a2a_nats/micro.hpp>
 #include <fiskai/conns/connection.hpp>
 #include <fiskai/gocompat/log.hpp>
@@ -47,8 +49,8 @@ struct transport_state;
 
 class nats_transport final : public a2a::transport {
 public:
-    // Borrows the provider's connection. Throws std::invalid_argument
-    // (`a2a NATS transport requires a NATS connection but none was provisioned`) when the
+    // Borrows the provider's connection. Throws a2a_nats::error, not_connected
+    // (`a2a NATS transport requires a NATS connection but none was provisioned`), when the
     // provider has none.
     nats_transport(const conns::provider& nats, boost::asio::any_io_executor executor, transport_options options = {});
     nats_transport(conns::connection& nats, boost::asio::any_io_executor executor, transport_options options = {});

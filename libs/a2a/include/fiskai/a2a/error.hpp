@@ -46,6 +46,9 @@ enum class errc {
 struct error {
     boost::system::error_code code;
     std::string message;
+    // The transport's finer code, when it has one (for NATS, a2a_nats::errc: no_responders
+    // or timed_out under agent_unavailable); empty otherwise. Not part of the message.
+    boost::system::error_code cause;
 
     friend bool operator==(const error&, const error&) = default;
 };

@@ -5,6 +5,7 @@
 
 #include <fiskai/conns/context.hpp>
 #include <fiskai/gocompat/log.hpp>
+#include <fiskai/conns/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -23,10 +24,12 @@ typedef struct __natsConnection natsConnection;
 
 namespace fiskai::conns {
 
-// A dial that failed: `connecting to NATS context "<ctx>": <nats error>`.
-class connect_error : public std::runtime_error {
+// A dial that failed: `connecting to NATS context "<ctx>": <nats error>`. code() is
+// connection_refused, timed_out, not_authorized, tls_failed, invalid_setting or
+// connect_failed.
+class connect_error : public error {
 public:
-    using std::runtime_error::runtime_error;
+    using error::error;
 };
 
 // nats.c's text for a status (a natsStatus), with the calling thread's last error detail

@@ -4,17 +4,19 @@
 // selected context's name in `nats/context.txt` beside that folder. Reading only: fisk-ai
 // never writes a context.
 
-#include <stdexcept>
+#include <fiskai/conns/error.hpp>
+
 #include <string>
 #include <string_view>
 
 namespace fiskai::conns {
 
 // A context that cannot be found, named or read. The message says which file and what
-// to do about it.
-class context_error : public std::runtime_error {
+// to do about it; code() says which (invalid_context_name, context_not_found,
+// no_context_directory, unreadable_file, malformed_context, unsupported_setting).
+class context_error : public error {
 public:
-    using std::runtime_error::runtime_error;
+    using error::error;
 };
 
 // Where contexts live. Taken from the process environment by default; tests and embedders

@@ -6,8 +6,9 @@
 // The child is also told to stop if this process dies (PR_SET_PDEATHSIG), so an abrupt exit
 // leaves no broker behind.
 
+#include <fiskai/conns/error.hpp>
+
 #include <chrono>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -15,9 +16,10 @@
 
 namespace fiskai::conns {
 
-class broker_error : public std::runtime_error {
+// code() is broker_not_installed or broker_failed.
+class broker_error : public error {
 public:
-    using std::runtime_error::runtime_error;
+    using error::error;
 };
 
 struct broker_options {

@@ -1,0 +1,85 @@
+// Fuzz target over configuration loading: YAML text -> decode -> prepare -> validate, in
+// every mode. A configuration is operator input, so whatever it holds must end in a
+// config_error naming the problem, never a crash, another exception type or undefined
+// behaviour; and what is accepted must hold the invariants the servers rely on.
+//
+// Built twice: with clang's libFuzzer (-fsanitize=fuzzer) and, for g++, with the driver in
+// tests/support/fuzz_driver.cpp.
+
+#include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/name.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using namespace fiskai::config;
+
+[[noreturn]] void fail(const std::string& what, std::string_view text) {
+    std::fprintf(stderr, "fuzz_config: %s\ninput (%zu bytes): %.*s\n", what.c_str(), text.size(),
+                 static_cast<int>(text.size() > 2000 ? 2000 : text.size()), text.data());
+    std::abort();
+}
+
+void check_limits(const server_limits& limits, std::string_view where, std::string_view text) {
+    if (limits.max_concurrent_tools < 0 || limits.max_concurrent_tools > max_concurrent_tools_ceiling) {
+        fail(std::string(where) + ": max_concurrent_tools out of range: " + std::to_string(limits.max_concurrent_tools), text);
+    }
+    if (limits.tool_timeout < std::chrono::nanoseconds::zero()) fail(std::string(where) + ": negative tool_timeout", text);
+    if (limits.effective_concurrency() <= 0 || limits.effective_timeout() <= std::chrono::nanoseconds::zero()) {
+        fail(std::string(where) + ": an effective limit is not positive", text);
+    }
+}
+
+// What every accepted configuration guarantees, whatever the mode.
+void check_accepted(const config& c, mode m, std::string_view text) {
+    if (!c.identity.empty() && !fiskai::gocompat::is_valid_name(c.identity)) fail("accepted an invalid identity", text);
+    for (const auto& host : c.remote_tools) {
+        if (!fiskai::gocompat::is_valid_name(host.name)) fail("accepted an invalid remote_tools name", text);
+        if (!host.exclude.tags.empty()) fail("accepted remote_tools exclude.tags", text);
+    }
+    if (c.mcp) check_limits(c.mcp->limits, "expose.agent.mcp", text);
+    if (c.a2a) check_limits(c.a2a->limits, "expose.agent.a2a", text);
+    if (m == mode::mcp && !c.mcp) fail("mcp mode accepted a config without expose.agent.mcp", text);
+    if (m == mode::server && !c.a2a_serving_enabled()) fail("server mode accepted a config that does not serve", text);
+    // Validation is a pure function of the prepared config: it must accept it again.
+    try {
+        validate_for_mode(c, m);
+    } catch (const config_error& e) {
+        fail(std::string("an accepted config fails its own validation: ") + e.what(), text);
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    try {
+        // lenient runs only the checks every mode shares: decode and prepare once, then
+        // apply each mode's own checks to the prepared config, as parse(text, mode) does.
+        const config c = parse(text, mode::lenient);
+        check_accepted(c, mode::lenient, text);
+        static constexpr std::array modes{mode::mcp, mode::server, mode::serve, mode::agent};
+        for (const mode m : modes) {
+            try {
+                validate_for_mode(c, m);
+            } catch (const config_error& e) {
+                if (std::string_view(e.what()).empty()) fail("a config_error without a message", text);
+                continue;
+            }
+            check_accepted(c, m, text);
+        }
+    } catch (const config_error& e) {
+        if (std::string_view(e.what()).empty()) fail("a config_error without a message", text);
+    } catch (const std::exception& e) {
+        fail(std::string("an exception other than config_error escaped: ") + e.what(), text);
+    }
+    return 0;
+}
