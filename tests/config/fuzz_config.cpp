@@ -30,9 +30,11 @@ using namespace fiskai::config;
 
 void check_limits(const server_limits& limits, std::string_view where, std::string_view text) {
     if (limits.max_concurrent_tools < 0 || limits.max_concurrent_tools > max_concurrent_tools_ceiling) {
-        fail(std::string(where) + ": max_concurrent_tools out of range: " + std::to_string(limits.max_concurrent_tools), text);
+        fail(std::string(where) + ": max_concurrent_tools out of range: " + std::to_string(limits.max_concurrent_tools),
+             text);
     }
-    if (limits.tool_timeout < std::chrono::nanoseconds::zero()) fail(std::string(where) + ": negative tool_timeout", text);
+    if (limits.tool_timeout < std::chrono::nanoseconds::zero())
+        fail(std::string(where) + ": negative tool_timeout", text);
     if (limits.effective_concurrency() <= 0 || limits.effective_timeout() <= std::chrono::nanoseconds::zero()) {
         fail(std::string(where) + ": an effective limit is not positive", text);
     }

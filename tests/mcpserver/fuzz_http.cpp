@@ -7,11 +7,8 @@
 // initialized at start, so mutations reach the session paths (calls, GET streams, resume,
 // cancel, DELETE) and not only the refusals.
 //
-// With clang: `clang++ -fsanitize=fuzzer,address,undefined` and libFuzzer's main
-// (libfuzzer.sh). g++ has no libFuzzer, so with FISKAI_FUZZ_DRIVER this file brings its
-// own main: it runs the corpus files, then random mutations of them for a bounded time.
-
-#include "server_impl.hpp"
+// Built twice (cmake/FiskaiFuzz.cmake): with the shared driver in tests/support, and under
+// clang's libFuzzer; fuzz_http.dict holds the fragments both splice in.
 
 #include <fiskai/mcpserver/server.hpp>
 #include <fiskai/mcpserver/test_stream.hpp>
@@ -44,13 +41,14 @@ using namespace fiskai;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 toolkit::tool_ptr tool(std::string name, toolkit::confirm_posture confirm, toolkit::function_handler h) {
-    return toolkit::make_function_tool({.name = std::move(name),
-                                        .description = "a fuzz target tool",
-                                        .input_schema = json::object{{"type", "object"},
-                                                                     {"properties", json::object{{"n", json::object{{"type", "integer"}}}}}},
-                                        .exposed = toolkit::exposure{toolkit::surface::mcp},
-                                        .confirm = confirm,
-                                        .handler = std::move(h)});
+    return toolkit::make_function_tool(
+        {.name = std::move(name),
+         .description = "a fuzz target tool",
+         .input_schema =
+             json::object{{"type", "object"}, {"properties", json::object{{"n", json::object{{"type", "integer"}}}}}},
+         .exposed = toolkit::exposure{toolkit::surface::mcp},
+         .confirm = confirm,
+         .handler = std::move(h)});
 }
 
 mcpserver::server_options fuzz_options() {
@@ -105,9 +103,10 @@ struct target {
         const std::string init =
             R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
             R"("capabilities":{"elicitation":{}},"clientInfo":{"name":"fuzz","version":"1"}}})";
-        const auto answer = exchange("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                                     "Accept: application/json, text/event-stream\r\nContent-Length: " +
-                                     std::to_string(init.size()) + "\r\n\r\n" + init);
+        const auto answer = exchange(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: " +
+            std::to_string(init.size()) + "\r\n\r\n" + init);
         const auto at = answer.find("Mcp-Session-Id: ");
         if (at == std::string::npos) {
             std::fprintf(stderr, "fuzz_http: initialize failed:\n%s\n", answer.c_str());
@@ -115,14 +114,15 @@ struct target {
         }
         session = answer.substr(at + 16, 32);
         const std::string done = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
-        exchange("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nMcp-Session-Id: " + session +
-                 "\r\nAccept: application/json, text/event-stream\r\nContent-Length: " + std::to_string(done.size()) +
-                 "\r\n\r\n" + done);
+        exchange(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nMcp-Session-Id: " + session +
+            "\r\nAccept: application/json, text/event-stream\r\nContent-Length: " + std::to_string(done.size()) +
+            "\r\n\r\n" + done);
     }
 
     // An input may have ended the session (DELETE): open another for the next one.
     void ensure_session() {
-        if (!srv.state()->sessions.contains(session)) open_session();
+        if (!srv.has_session(session)) open_session();
     }
 
     // Sends the bytes on a fresh connection whose client then hangs up; returns what the
@@ -163,94 +163,3 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (echo) std::fprintf(stderr, "---- answer ----\n%s\n", answer.c_str());
     return 0;
 }
-
-#ifdef FISKAI_FUZZ_DRIVER
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <random>
-#include <vector>
-
-// fuzz_http [--seconds N] [--seed S] <corpus file or directory>...
-int main(int argc, char** argv) {
-    double seconds = 10;
-    std::uint64_t seed = 20261201;
-    std::vector<std::string> corpus;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--seconds" && i + 1 < argc) {
-            seconds = std::stod(argv[++i]);
-        } else if (arg == "--seed" && i + 1 < argc) {
-            seed = std::stoull(argv[++i]);
-        } else {
-            std::vector<std::filesystem::path> files;
-            if (std::filesystem::is_directory(arg)) {
-                for (const auto& e : std::filesystem::recursive_directory_iterator(arg)) {
-                    if (e.is_regular_file()) files.push_back(e.path());
-                }
-                std::sort(files.begin(), files.end());
-            } else {
-                files.emplace_back(arg);
-            }
-            for (const auto& f : files) {
-                std::ifstream in(f, std::ios::binary);
-                corpus.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-            }
-        }
-    }
-    if (corpus.empty()) corpus.emplace_back("GET /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n");
-
-    auto run = [](const std::string& input) {
-        LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(input.data()), input.size());
-    };
-    for (const auto& input : corpus) run(input);
-
-    // Fragments that reach the interesting branches of HTTP framing and of MCP dispatch.
-    static const char* const tokens[] = {
-        "\r\n", "\r\n\r\n", ":", " ", "\0", "Content-Length: ", "Transfer-Encoding: chunked\r\n", "0\r\n\r\n",
-        "Mcp-Session-Id: SID\r\n", "Last-Event-ID: 1-0\r\n", "MCP-Protocol-Version: 2025-06-18\r\n",
-        "Origin: http://evil.example\r\n", "Host: 10.0.0.1\r\n", "Accept: */*\r\n", "Connection: close\r\n",
-        "Content-Type: application/json; charset=utf-8\r\n", "POST", "GET", "DELETE", "PUT", "/mcp", "/mcp?x=1",
-        "\"method\":\"tools/call\"", "\"method\":\"initialize\"", "\"method\":\"notifications/cancelled\"",
-        "\"requestId\":2", "\"name\":\"gated\"", "\"name\":\"thrower\"", "\"_meta\":{\"progressToken\":\"p\"}",
-        "\"id\":null", "\"id\":1.5", "\"cursor\":\"x\"", "\"result\":{\"action\":\"accept\",\"content\":{\"approve\":true}}",
-        "\\u0000", "\xff", "1e400", "[", "]", "{", "}", ",",
-    };
-    std::mt19937_64 rng(seed);
-    auto pick = [&](std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng() % n); };
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    std::size_t runs = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-        std::string input = corpus[pick(corpus.size())];
-        const std::size_t edits = 1 + pick(6);
-        for (std::size_t e = 0; e < edits; ++e) {
-            const std::size_t at = pick(input.size() + 1);
-            switch (pick(6)) {
-            case 0:
-                if (!input.empty()) input[pick(input.size())] ^= static_cast<char>(1U << pick(8));
-                break;
-            case 1: input.insert(at, 1, static_cast<char>(rng())); break;
-            case 2: input.erase(at, pick(16)); break;
-            case 3: input.insert(at, tokens[pick(std::size(tokens))]); break;
-            case 4: {
-                const std::size_t from = pick(input.size() + 1);
-                input.insert(at, input.substr(from, pick(64)));
-                break;
-            }
-            default: {
-                const auto& other = corpus[pick(corpus.size())];
-                input = input.substr(0, at) + other.substr(std::min(at, other.size()));
-            }
-            }
-        }
-        run(input);
-        ++runs;
-    }
-    std::printf("fuzz_http: %zu corpus inputs and %zu mutations in %.0f s, seed %llu: no failure\n", corpus.size(), runs,
-                seconds, static_cast<unsigned long long>(seed));
-    return 0;
-}
-
-#endif

@@ -41,7 +41,6 @@ std::string random_session_id() {
     return id;
 }
 
-
 bool valid_mcp_tool_name(const std::string& name) { return gocompat::is_valid_name(name) && name.size() <= 128; }
 
 }  // namespace
@@ -55,7 +54,6 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
     if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
     return fmt::format("{}ms", ms);
 }
-
 
 void outbound_stream::push(const json::object& message) {
     if (dead || finished) return;
@@ -124,9 +122,9 @@ void server::impl::register_tools(const toolkit::tool_list& commands, const tool
             if (!check.unenforced_keywords().empty()) {
                 std::string list;
                 for (const auto& k : check.unenforced_keywords()) list += (list.empty() ? "" : ", ") + k;
-                report.warnings.push_back(fmt::format(
-                    "{} {}: its input schema uses keywords this server passes on but does not enforce: {}", kind,
-                    quoted, list));
+                report.warnings.push_back(
+                    fmt::format("{} {}: its input schema uses keywords this server passes on but does not enforce: {}",
+                                kind, quoted, list));
             }
         } catch (const std::exception& e) {
             report.warnings.push_back(fmt::format("{} {}: {}", kind, quoted, e.what()));
@@ -192,8 +190,8 @@ void server::impl::expire_idle_sessions() {
         if (!busy && now - s->last_seen > options.session_idle_timeout) idle.push_back(s);
     }
     for (const auto& s : idle) {
-        log(log_level::debug, fmt::format("session {} expired after {} idle", s->id,
-                                          describe_duration(options.session_idle_timeout)));
+        log(log_level::debug,
+            fmt::format("session {} expired after {} idle", s->id, describe_duration(options.session_idle_timeout)));
         end_session(s);
     }
 }
@@ -202,7 +200,8 @@ json::object server::impl::initialize(session& s, const json::object& params) {
     std::string requested;
     if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string()) requested = v->get_string();
     s.protocol_version = negotiate_protocol_version(requested);
-    if (const auto* c = params.if_contains("capabilities"); c && c->is_object()) s.client_capabilities = c->get_object();
+    if (const auto* c = params.if_contains("capabilities"); c && c->is_object())
+        s.client_capabilities = c->get_object();
     if (const auto* ci = params.if_contains("clientInfo"); ci && ci->is_object()) {
         if (const auto* n = ci->get_object().if_contains("name"); n && n->is_string() && !n->get_string().empty()) {
             s.client_name = n->get_string();
@@ -243,7 +242,8 @@ asio::awaitable<json::object> server::impl::ask_client(std::shared_ptr<session> 
     co_await asio::this_coro::throw_if_cancelled(false);
     if (!out || out->dead) throw std::runtime_error("the client's stream for this request is closed");
     if (method == "elicitation/create" && !client_can_elicit_form(s->client_capabilities)) {
-        if (client_declares_elicitation(s->client_capabilities)) throw std::runtime_error(std::string(no_form_elicitation_text));
+        if (client_declares_elicitation(s->client_capabilities))
+            throw std::runtime_error(std::string(no_form_elicitation_text));
         throw std::runtime_error("the client did not declare the elicitation capability");
     }
     if (method == "sampling/createMessage" && !s->client_capabilities.contains("sampling")) {
@@ -284,7 +284,8 @@ public:
     call_channel(impl& server, std::shared_ptr<session> s, std::shared_ptr<outbound_stream> out)
         : server_(server), session_(std::move(s)), out_(std::move(out)) {}
     asio::awaitable<json::object> request(std::string method, json::object params) const override {
-        return server_.ask_client(session_, out_, std::move(method), std::move(params), server_.options.elicitation_timeout);
+        return server_.ask_client(session_, out_, std::move(method), std::move(params),
+                                  server_.options.elicitation_timeout);
     }
     void interrupt_stream() const override { out_->interrupt(); }
 
@@ -305,15 +306,16 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     const std::string name = name_value && name_value->is_string() ? std::string(name_value->get_string()) : "";
     auto t = find_tool(name);
     if (!t) {
-        co_return error_result(fmt::format("unknown tool {}; call tools/list for the tools this server offers",
-                                           gocompat::quote(name)));
+        co_return error_result(
+            fmt::format("unknown tool {}; call tools/list for the tools this server offers", gocompat::quote(name)));
     }
     json::value arguments = nullptr;
     if (const auto* a = params.if_contains("arguments")) arguments = *a;
 
     std::optional<json::value> progress_token;
     if (const auto* meta = params.if_contains("_meta"); meta && meta->is_object()) {
-        if (const auto* tok = meta->get_object().if_contains("progressToken"); tok && (tok->is_string() || tok->is_int64() || tok->is_uint64())) {
+        if (const auto* tok = meta->get_object().if_contains("progressToken");
+            tok && (tok->is_string() || tok->is_int64() || tok->is_uint64())) {
             progress_token = *tok;
         }
     }
@@ -322,8 +324,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
     policy.timeout = options.call_timeout;
     policy.slots = &slots;
     policy.in_flight = &calls_in_flight;
-    policy.approve = [this, s, out](const toolkit::tool& gated, std::string command_line)
-        -> asio::awaitable<std::optional<toolkit::outcome>> {
+    policy.approve = [this, s, out](const toolkit::tool& gated,
+                                    std::string command_line) -> asio::awaitable<std::optional<toolkit::outcome>> {
         const auto requirement = gated.confirm();
         if (options.confirm == confirm_mode::never) co_return std::nullopt;
         // Read the capability now, not at connect time: the session is the authority. Any
@@ -332,9 +334,10 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         if (client_declares_elicitation(s->client_capabilities)) {
             std::optional<std::string> denial;
             try {
-                const auto answer = co_await ask_client(
-                    s, out, "elicitation/create", approval_elicitation(options.name, command_line, requirement.trigger_tag),
-                    options.elicitation_timeout);
+                const auto answer =
+                    co_await ask_client(s, out, "elicitation/create",
+                                        approval_elicitation(options.name, command_line, requirement.trigger_tag),
+                                        options.elicitation_timeout);
                 denial = interpret_approval(answer, command_line);
             } catch (const std::exception& e) {
                 denial = approval_failed_text(command_line, e.what());
@@ -343,7 +346,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
             log(log_level::info, fmt::format("not running {}: {}", command_line, *denial));
             co_return toolkit::outcome::failure(std::move(*denial));
         }
-        if (options.confirm == confirm_mode::always) co_return toolkit::outcome::failure(cannot_elicit_text(command_line));
+        if (options.confirm == confirm_mode::always)
+            co_return toolkit::outcome::failure(cannot_elicit_text(command_line));
         log(log_level::warning, fmt::format("running {} ungated: gated by {} but the client cannot elicit approval",
                                             gocompat::quote(command_line), requirement.trigger_tag));
         co_return std::nullopt;
@@ -375,8 +379,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
         call_opts.on_progress = [out, token = *progress_token](const toolkit::progress_update& u) {
             out->push(progress_notification(token, u.progress, u.total, u.message));
         };
-        policy.alongside = [this, out, token = *progress_token](const toolkit::tool& running,
-                                                                const std::string& command_line) -> asio::awaitable<void> {
+        policy.alongside = [this, out, token = *progress_token](
+                               const toolkit::tool& running, const std::string& command_line) -> asio::awaitable<void> {
             if (running.kind() != toolkit::tool_kind::command) co_return;
             auto beat = [&](std::int64_t n, std::string message) {
                 out->push(progress_notification(token, static_cast<double>(n), std::nullopt, message));
@@ -387,7 +391,8 @@ asio::awaitable<json::object> server::impl::call_tool(std::shared_ptr<session> s
                 tick.expires_after(options.progress_interval);
                 auto [ec] = co_await tick.async_wait(tuple_awaitable);
                 if (ec) co_return;
-                beat(n, fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
+                beat(n,
+                     fmt::format("running {} for {}", command_line, describe_duration(options.progress_interval * n)));
             }
         };
     }
@@ -423,13 +428,15 @@ asio::awaitable<std::optional<json::object>> server::impl::dispatch_request(std:
     if (m == "tools/list") {
         bool invalid_cursor = false;
         auto result = list_tools(request.params, invalid_cursor);
-        if (invalid_cursor) co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: unknown cursor");
+        if (invalid_cursor)
+            co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: unknown cursor");
         co_return make_result(request.id, std::move(result));
     }
     if (m == "tools/call") {
         const auto* name = request.params.if_contains("name");
         if (!name || !name->is_string()) {
-            co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: tools/call needs a string name");
+            co_return make_error(request.id, rpc_error::invalid_params,
+                                 "Invalid params: tools/call needs a string name");
         }
         auto result = co_await call_tool(s, request.id, request.params, out);
         co_return make_result(request.id, std::move(result));
@@ -512,6 +519,7 @@ const registration& server::registered() const noexcept { return impl_->report; 
 const server_options& server::options() const noexcept { return impl_->options; }
 bool server::stopping() const noexcept { return impl_->stopping; }
 std::size_t server::session_count() const noexcept { return impl_->sessions.size(); }
+bool server::has_session(std::string_view id) const { return impl_->sessions.contains(std::string(id)); }
 std::size_t server::calls_in_flight() const noexcept { return impl_->calls_in_flight; }
 
 void server::shutdown() {

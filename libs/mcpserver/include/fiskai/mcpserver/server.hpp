@@ -33,7 +33,7 @@ enum class confirm_mode {
 struct server_options {
     std::string name = "fisk-ai";  // serverInfo.name; also names the server in approval prompts
     std::string version = "0.1.0";
-    std::string instructions;      // sent in the initialize result when non-empty
+    std::string instructions;  // sent in the initialize result when non-empty
     confirm_mode confirm = confirm_mode::automatic;
     std::size_t max_concurrent_calls = 2;
     std::chrono::steady_clock::duration call_timeout = std::chrono::seconds(30);
@@ -108,7 +108,8 @@ public:
     // Sends a request to the client (`sampling/createMessage`, `elicitation/create`, ...)
     // on this call's stream and waits for its result. Throws std::runtime_error with the
     // reason when the client cannot or does not answer.
-    virtual boost::asio::awaitable<boost::json::object> request(std::string method, boost::json::object params) const = 0;
+    virtual boost::asio::awaitable<boost::json::object> request(std::string method,
+                                                                boost::json::object params) const = 0;
     // Drops the connection carrying this call's messages without ending the call; the
     // client resumes the stream with GET and Last-Event-ID.
     virtual void interrupt_stream() const = 0;
@@ -161,6 +162,7 @@ public:
 
     // Number of live sessions and calls in flight (for tests and diagnostics).
     [[nodiscard]] std::size_t session_count() const noexcept;
+    [[nodiscard]] bool has_session(std::string_view id) const;
     [[nodiscard]] std::size_t calls_in_flight() const noexcept;
 
     [[nodiscard]] std::shared_ptr<impl> state() const noexcept { return impl_; }
