@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
 
     // 1. tool call vs the floor
     boost::asio::io_context ioc;
-    auto tools = boost::asio::co_spawn(ioc, load_application_tools({.application_path = demo}), boost::asio::use_future);
+    auto tools =
+        boost::asio::co_spawn(ioc, load_application_tools({.application_path = demo}), boost::asio::use_future);
     ioc.run();
     ioc.restart();
     auto loaded = tools.get();

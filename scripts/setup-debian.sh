@@ -12,6 +12,8 @@ packages=(
   libnats-dev nats-server
   # clang and its runtime: the a2a decoder is fuzzed with libFuzzer
   clang libclang-rt-14-dev
+  # the source format is checked in CI (scripts/format.sh --check)
+  clang-format-14
   libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev libssl-dev
   catch2
   nodejs npm curl procps

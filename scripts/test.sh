@@ -11,6 +11,8 @@ presets=("$@")
 ((${#presets[@]})) || presets=(asan)
 
 bash scripts/setup-debian.sh
+# Paths relative to this checkout in ccache's keys, so any clone reuses what another built.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
 # The interop peers (the official MCP TypeScript SDK), pinned by the lockfile.
 npm ci --prefix tests/interop --no-audit --no-fund --loglevel=error
 # The official MCP conformance suite and the Node 22 binary it needs.

@@ -18,7 +18,8 @@ gocompat::logger process_logger() {
     static const gocompat::logger text = gocompat::stream_logger({.format = gocompat::log_format::text});
     static const gocompat::logger json = gocompat::stream_logger({.format = gocompat::log_format::json});
     return [](gocompat::log_level level, std::string_view message, gocompat::log_fields fields) {
-        const auto& target = current_log_format.load(std::memory_order_relaxed) == gocompat::log_format::json ? json : text;
+        const auto& target =
+            current_log_format.load(std::memory_order_relaxed) == gocompat::log_format::json ? json : text;
         target.log(level, message, fields);
     };
 }

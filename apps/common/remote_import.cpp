@@ -17,7 +17,8 @@ namespace fiskai::app {
 
 std::vector<remotetools::host_config> remote_hosts(const config::config& cfg) {
     std::vector<remotetools::host_config> hosts;
-    for (const auto& h : cfg.remote_tools) hosts.push_back({h.name, h.alias, h.include.tools, h.include.tags, h.exclude.tools});
+    for (const auto& h : cfg.remote_tools)
+        hosts.push_back({h.name, h.alias, h.include.tools, h.include.tags, h.exclude.tools});
     return hosts;
 }
 

@@ -19,7 +19,7 @@
 
 namespace fiskai::a2a {
 class client;
-}
+}  // namespace fiskai::a2a
 
 namespace fiskai::app {
 

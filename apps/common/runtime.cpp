@@ -57,7 +57,8 @@ int runtime::run(asio::awaitable<int> main, const char* program) {
             std::_Exit(exit_code::interrupted);
         });
     };
-    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int) {
+    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                               int) {
         if (ec || finished_) return;
         if (!draining_) {
             start_drain();

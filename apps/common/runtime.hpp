@@ -18,7 +18,7 @@
 
 namespace CLI {
 class App;
-}
+}  // namespace CLI
 
 namespace fiskai::app {
 

@@ -64,15 +64,18 @@ int run_check(bool canonical) {
 }  // namespace
 
 subcommand add_check_command(CLI::App& parent) {
-    auto* cli = parent.add_subcommand("check", "Check one captured a2a message read on stdin: print its protocol id, or why it "
-                                               "is refused (exit 1)");
+    auto* cli = parent.add_subcommand("check",
+                                      "Check one captured a2a message read on stdin: print its protocol id, or why it "
+                                      "is refused (exit 1)");
     auto canonical = std::make_shared<bool>(false);
     cli->add_flag("--encode", *canonical,
                   "Print the message re-encoded in the canonical form (the bytes the Go original emits) instead of its "
                   "protocol id");
-    cli->footer("The message goes through the checks every receiver applies: the 786432-byte cap, JSON, the protocol "
-                "id, its schema and the typed decode.");
-    return {cli, [canonical](fiskai::app::runtime&) -> boost::asio::awaitable<int> { co_return run_check(*canonical); }};
+    cli->footer(
+        "The message goes through the checks every receiver applies: the 786432-byte cap, JSON, the protocol "
+        "id, its schema and the typed decode.");
+    return {cli,
+            [canonical](fiskai::app::runtime&) -> boost::asio::awaitable<int> { co_return run_check(*canonical); }};
 }
 
 }  // namespace fiskai::a2a::app

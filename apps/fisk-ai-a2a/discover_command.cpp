@@ -117,8 +117,9 @@ subcommand add_discover_command(CLI::App& parent) {
     auto opts = std::make_shared<discover_options>();
     auto* cmd = parent.add_subcommand("discover", "Print a peer agent's card: its version, protocols and tools");
     cmd->add_option("identity", opts->identity, "The peer's identity (letters, digits, '-' and '_')")->required();
-    cmd->add_option("--context", opts->context,
-                    "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");
+    cmd->add_option(
+        "--context", opts->context,
+        "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");
     cmd->add_flag("--json", opts->json, "Print the card as one JSON object: {name, version, protocols, tools}");
     cmd->add_option("--timeout", opts->timeout_seconds, "Seconds to wait for the reply (more than 0, at most 3600)")
         ->capture_default_str()
@@ -132,9 +133,10 @@ subcommand add_discover_command(CLI::App& parent) {
                     v = 0;
                 }
                 if (std::isfinite(v) && v > 0 && v <= 3600) return {};
-                return fmt::format("--timeout {} is not a number of seconds between 0 (exclusive) and 3600; "
-                                   "pass for example --timeout 5 or --timeout 0.5",
-                                   text);
+                return fmt::format(
+                    "--timeout {} is not a number of seconds between 0 (exclusive) and 3600; "
+                    "pass for example --timeout 5 or --timeout 0.5",
+                    text);
             },
             "SECONDS"));
     return {cmd, [opts](fiskai::app::runtime&) { return run_discover(*opts); }};

@@ -90,8 +90,10 @@ asio::awaitable<int> run_info(info_options o) {
             }
         } else {
             for (const auto& h : cfg.remote_tools) {
-                hs.push_back(boost::json::object{{"name", h.name}, {"alias", h.effective_alias()},
-                                                 {"status", "unavailable"}, {"error", imported.connect_error}});
+                hs.push_back(boost::json::object{{"name", h.name},
+                                                 {"alias", h.effective_alias()},
+                                                 {"status", "unavailable"},
+                                                 {"error", imported.connect_error}});
             }
         }
         boost::json::object doc;
@@ -102,15 +104,18 @@ asio::awaitable<int> run_info(info_options o) {
     }
 
     fmt::print("Identity: {}\n", cfg.identity);
-    fmt::print("Serving over a2a: {}\n", cfg.a2a_serving_enabled() ? "enabled (expose.agent.a2a.serve_tools)"
-                                                                   : "disabled (set expose.agent.a2a.serve_tools: true)");
-    fmt::print("  Discovery: {}\n  Tools: {}\n", subject(route::discovery, cfg.identity), subject(route::tool, cfg.identity));
+    fmt::print("Serving over a2a: {}\n", cfg.a2a_serving_enabled()
+                                             ? "enabled (expose.agent.a2a.serve_tools)"
+                                             : "disabled (set expose.agent.a2a.serve_tools: true)");
+    fmt::print("  Discovery: {}\n  Tools: {}\n", subject(route::discovery, cfg.identity),
+               subject(route::tool, cfg.identity));
     fmt::print("\nTools served ({}):\n{}", srv.exposed().size(), fiskai::app::tools_table(srv.exposed()));
     if (imported.result) {
         fmt::print("\nTools imported ({}):\n{}", imported.result->tools.size(),
                    fiskai::app::tools_table(imported.result->tools));
         fmt::print("\nRemote tool hosts\n");
-        for (const auto& h : imported.result->hosts) fmt::print("{}\n", fiskai::app::host_status_line(h, cfg.nats_context));
+        for (const auto& h : imported.result->hosts)
+            fmt::print("{}\n", fiskai::app::host_status_line(h, cfg.nats_context));
     } else if (!cfg.remote_tools.empty()) {
         fmt::print("\nRemote tool hosts\n");
         for (const auto& h : cfg.remote_tools) fmt::print("  {}: UNAVAILABLE: {}\n", h.name, imported.connect_error);
@@ -122,11 +127,13 @@ asio::awaitable<int> run_info(info_options o) {
 
 subcommand add_info_command(CLI::App& parent) {
     auto opts = std::make_shared<info_options>();
-    auto* cmd = parent.add_subcommand("info", "Show the tools this agent serves over a2a, the tools it imports, and each remote host's status");
+    auto* cmd = parent.add_subcommand(
+        "info", "Show the tools this agent serves over a2a, the tools it imports, and each remote host's status");
     cmd->add_option("-c,--config", opts->config_path, "The fisk-ai YAML configuration file")->required();
-    cmd->add_flag("--json", opts->json,
-                  "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema, remote, "
-                  "host}], \"hosts\":[{name, alias, status, version, advertised, imported, skipped, error, rtt_ms}]}");
+    cmd->add_flag(
+        "--json", opts->json,
+        "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema, remote, "
+        "host}], \"hosts\":[{name, alias, status, version, advertised, imported, skipped, error, rtt_ms}]}");
     return {cmd, [opts](fiskai::app::runtime&) { return run_info(*opts); }};
 }
 

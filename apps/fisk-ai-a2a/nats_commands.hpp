@@ -16,8 +16,6 @@
 
 namespace fiskai::a2a::app {
 
-
-
 // `serve --config F [--embedded-broker]`: serves the wrapped application's tools over a2a.
 subcommand add_serve_command(CLI::App& parent);
 // `discover <identity> [--context N] [--json]`: prints a peer's agent card.

@@ -59,26 +59,28 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     const auto loaded = co_await toolkit::load_application_tools(fiskai::app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) fiskai::app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
     if (loaded.tools.empty()) {
-        throw std::runtime_error(fmt::format("no tools available after filtering; check include/exclude in \"{}\"", o.config_path));
+        throw std::runtime_error(
+            fmt::format("no tools available after filtering; check include/exclude in \"{}\"", o.config_path));
     }
 
     // The broker first and the connection next, so both outlive everything that uses them.
     std::unique_ptr<conns::embedded_broker> broker;
     if (o.embedded_broker) {
         if (!cfg.nats_context.empty()) {
-            fiskai::app::log_info(fmt::format("note: --embedded-broker given; nats_context \"{}\" is not used", cfg.nats_context));
+            fiskai::app::log_info(
+                fmt::format("note: --embedded-broker given; nats_context \"{}\" is not used", cfg.nats_context));
         }
         broker = std::make_unique<conns::embedded_broker>();
-        fiskai::app::log_info(fmt::format(
-            "Started an embedded NATS server (nats-server pid {}, JetStream in {}) at {}\n"
-            "Local peers can reach it with: nats context add fisk-ai-local --server {}",
-            broker->pid(), broker->store_dir(), broker->url(), broker->url()));
+        fiskai::app::log_info(
+            fmt::format("Started an embedded NATS server (nats-server pid {}, JetStream in {}) at {}\n"
+                        "Local peers can reach it with: nats context add fisk-ai-local --server {}",
+                        broker->pid(), broker->store_dir(), broker->url(), broker->url()));
     }
     const auto ex = rt.context().get_executor();
-    conns::provider nats = broker ? conns::provider::owning(conns::connection::dial_url(
-                                        broker->url(), connection_options(cfg.identity, ex)))
-                                  : conns::provider::dial(cfg.nats_context, cfg.identity,
-                                                          connection_options(cfg.identity, ex));
+    conns::provider nats =
+        broker
+            ? conns::provider::owning(conns::connection::dial_url(broker->url(), connection_options(cfg.identity, ex)))
+            : conns::provider::dial(cfg.nats_context, cfg.identity, connection_options(cfg.identity, ex));
 
     a2a_nats::nats_transport transport(nats, ex, {.log = stderr_logger()});
     const auto so = fiskai::app::a2a_server_options(cfg);
@@ -99,8 +101,9 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     rt.on_cancel([&] { srv.cancel(); });
 
     // serve() subscribes both endpoints before it first waits; the banner follows it.
-    const std::string where = broker ? fmt::format("the embedded NATS server at {}", broker->url())
-                                     : fmt::format("NATS context {}", cfg.nats_context.empty() ? "(default)" : cfg.nats_context);
+    const std::string where =
+        broker ? fmt::format("the embedded NATS server at {}", broker->url())
+               : fmt::format("NATS context {}", cfg.nats_context.empty() ? "(default)" : cfg.nats_context);
     const auto announce = [&]() -> asio::awaitable<void> {
         co_await asio::post(ex, asio::use_awaitable);  // serve() has run up to its first wait
         std::string banner = fmt::format("Serving {} tools over a2a as {}/{} on {}\n", srv.exposed().size(),
@@ -137,17 +140,20 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
 
 subcommand add_serve_command(CLI::App& parent) {
     auto opts = std::make_shared<serve_options>();
-    auto* cmd = parent.add_subcommand("serve", "Serve the wrapped fisk application's commands to peer agents over a2a on NATS");
+    auto* cmd =
+        parent.add_subcommand("serve", "Serve the wrapped fisk application's commands to peer agents over a2a on NATS");
     cmd->add_option("-c,--config", opts->config_path,
                     "The fisk-ai YAML configuration; needs expose.agent.a2a.serve_tools: true, application_path and "
                     "nats_context")
         ->required();
-    cmd->add_flag("--embedded-broker", opts->embedded_broker,
-                  "Start a loopback nats-server (JetStream in a temporary directory) instead of using nats_context, and "
-                  "print its URL for local peers");
-    cmd->footer("Discovery subject: choria.fisk-ai.discovery.<identity>; tool subject: choria.fisk-ai.tool.<identity>; "
-                "queue group: <identity>.\nThe first SIGINT/SIGTERM stops intake and lets running calls finish; a second "
-                "cancels them (killing their process groups) and exits 130.");
+    cmd->add_flag(
+        "--embedded-broker", opts->embedded_broker,
+        "Start a loopback nats-server (JetStream in a temporary directory) instead of using nats_context, and "
+        "print its URL for local peers");
+    cmd->footer(
+        "Discovery subject: choria.fisk-ai.discovery.<identity>; tool subject: choria.fisk-ai.tool.<identity>; "
+        "queue group: <identity>.\nThe first SIGINT/SIGTERM stops intake and lets running calls finish; a second "
+        "cancels them (killing their process groups) and exits 130.");
     return {cmd, [opts](fiskai::app::runtime& rt) { return run_serve(rt, *opts); }};
 }
 

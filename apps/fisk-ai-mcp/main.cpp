@@ -44,8 +44,9 @@ boost::asio::awaitable<int> run_info(info_options o) {
     const auto cfg = config::load_file(o.config_path, config::mode::lenient);
     for (const auto& w : cfg.warnings) app::log_warning(w);
     if (cfg.application_path.empty() && (!cfg.include.empty() || !cfg.exclude.empty())) {
-        app::log_warning("include/exclude have no effect without application_path; they filter the wrapped "
-                         "application's tools");
+        app::log_warning(
+            "include/exclude have no effect without application_path; they filter the wrapped "
+            "application's tools");
     }
     const auto loaded = co_await toolkit::load_application_tools(app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
@@ -109,7 +110,8 @@ struct listen_error : std::runtime_error {
 
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& ep) {
     const auto a = ep.address();
-    return a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), ep.port()) : fmt::format("{}:{}", a.to_string(), ep.port());
+    return a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), ep.port())
+                     : fmt::format("{}:{}", a.to_string(), ep.port());
 }
 
 std::string listen_url(const boost::asio::ip::tcp::endpoint& ep, std::string_view path) {
@@ -123,22 +125,24 @@ std::string listen_failure_text(const boost::asio::ip::tcp::endpoint& ep, const 
                            where);
     }
     if (ec == boost::asio::error::access_denied) {
-        return fmt::format("cannot listen on {}: permission denied; ports below 1024 need privileges, pass --port "
-                           "with a higher port",
-                           where);
+        return fmt::format(
+            "cannot listen on {}: permission denied; ports below 1024 need privileges, pass --port "
+            "with a higher port",
+            where);
     }
     if (ec == boost::system::errc::address_not_available) {
-        return fmt::format("cannot listen on {}: the address is not one of this host's; pass --address with a local "
-                           "IP such as 127.0.0.1",
-                           where);
+        return fmt::format(
+            "cannot listen on {}: the address is not one of this host's; pass --address with a local "
+            "IP such as 127.0.0.1",
+            where);
     }
     return fmt::format("cannot listen on {}: {}; check --address and --port", where, ec.message());
 }
 
 struct serve_options {
     std::string config_path;
-    std::optional<int> port;     // flag or FISK_AI_MCP_PORT; 0 asks for a free port
-    std::string address;         // flag or FISK_AI_MCP_ADDRESS
+    std::optional<int> port;  // flag or FISK_AI_MCP_PORT; 0 asks for a free port
+    std::string address;      // flag or FISK_AI_MCP_ADDRESS
 };
 
 std::string approval_summary(config::confirm_mode m) {
@@ -162,8 +166,9 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
         app::log_info("note: no wrapped application configured (application_path unset); serving built-in tools only");
     }
     if (cfg.harness.human_in_the_loop_enabled) {
-        app::log_warning("human_in_the_loop has no effect over MCP; built-in human-in-the-loop tools are never "
-                         "exposed to MCP clients");
+        app::log_warning(
+            "human_in_the_loop has no effect over MCP; built-in human-in-the-loop tools are never "
+            "exposed to MCP clients");
     }
     if (cfg.harness.memory.enabled) {
         app::log_warning("memory has no effect over MCP; the built-in memory tools are only available in an agent run");
@@ -192,8 +197,9 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
     // own exposure rules decide what it offers.
     toolkit::tool_list commands = loaded.tools;
     if (!cfg.remote_tools.empty() && !mcp.serve_remote_tools) {
-        app::log_info("note: remote_tools are configured but not served over MCP; set "
-                      "expose.agent.mcp.serve_remote_tools: true to serve them");
+        app::log_info(
+            "note: remote_tools are configured but not served over MCP; set "
+            "expose.agent.mcp.serve_remote_tools: true to serve them");
     }
     if (!cfg.remote_tools.empty() && mcp.serve_remote_tools) {
         std::set<std::string> taken;
@@ -204,9 +210,10 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
         remotetools::require_complete(imported, cfg.nats_context);
         for (const auto& h : imported.hosts) app::log_info(app::host_status_line(h, cfg.nats_context));
         commands.insert(commands.end(), imported.tools.begin(), imported.tools.end());
-        app::log_warning(fmt::format("serving {} remote tool(s) ungated: the agents serving them decide what they "
-                                     "expose and run",
-                                     imported.tools.size()));
+        app::log_warning(
+            fmt::format("serving {} remote tool(s) ungated: the agents serving them decide what they "
+                        "expose and run",
+                        imported.tools.size()));
     }
     if (commands.empty() && served_builtins.empty()) {
         throw std::runtime_error(
@@ -231,9 +238,10 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
     boost::system::error_code ec;
     const auto address = boost::asio::ip::make_address(host, ec);
     if (ec) {
-        throw std::runtime_error(fmt::format("invalid listen address \"{}\": give an IP address such as 127.0.0.1, "
-                                             "::1 or 0.0.0.0",
-                                             host));
+        throw std::runtime_error(
+            fmt::format("invalid listen address \"{}\": give an IP address such as 127.0.0.1, "
+                        "::1 or 0.0.0.0",
+                        host));
     }
     mcpserver::listener_options lo;
     lo.max_connections = static_cast<std::size_t>(mcp.effective_max_connections());
@@ -279,12 +287,14 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App cli{"fisk-ai-mcp: serve a fisk application's commands as tools over the Model Context Protocol "
-                 "(streamable HTTP)."};
+    CLI::App cli{
+        "fisk-ai-mcp: serve a fisk application's commands as tools over the Model Context Protocol "
+        "(streamable HTTP)."};
     cli.set_version_flag("--version", fmt::format("fisk-ai-mcp {}", app::version));
     cli.require_subcommand(0, 1);
-    cli.footer("Without a subcommand, serves the tools over MCP (streamable HTTP) at http://<address>:<port>/mcp.\n"
-               "The config must contain an expose.agent.mcp block. Logs go to stderr.");
+    cli.footer(
+        "Without a subcommand, serves the tools over MCP (streamable HTTP) at http://<address>:<port>/mcp.\n"
+        "The config must contain an expose.agent.mcp block. Logs go to stderr.");
 
     serve_options serve;
     cli.add_option("-c,--config", serve.config_path, "The fisk-ai YAML configuration file");
@@ -298,11 +308,13 @@ int main(int argc, char** argv) {
 
     info_options info;
     auto* info_cmd = cli.add_subcommand(
-        "info", "List the tools that would be served, with their tags and whether each needs confirmation; why any "
-                "command was left out goes to stderr");
+        "info",
+        "List the tools that would be served, with their tags and whether each needs confirmation; why any "
+        "command was left out goes to stderr");
     info_cmd->add_option("-c,--config", info.config_path, "The fisk-ai YAML configuration file");
-    info_cmd->add_flag("--json", info.json,
-                       "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
+    info_cmd->add_flag(
+        "--json", info.json,
+        "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
     app::add_log_format_option(cli);
 
     if (const auto code = app::parse_command_line(cli, argc, argv)) return *code;
@@ -317,8 +329,9 @@ int main(int argc, char** argv) {
         return rt.run(run_info(info), "fisk-ai-mcp");
     }
     if (serve.config_path.empty()) {
-        fmt::print(stderr, "fisk-ai-mcp: --config FILE is required: the fisk-ai configuration with an "
-                           "expose.agent.mcp block (see examples/demo/fisk-ai.yaml)\n");
+        fmt::print(stderr,
+                   "fisk-ai-mcp: --config FILE is required: the fisk-ai configuration with an "
+                   "expose.agent.mcp block (see examples/demo/fisk-ai.yaml)\n");
         return app::exit_code::usage;
     }
     // A listen failure is one line of its own, without the "error:" prefix.

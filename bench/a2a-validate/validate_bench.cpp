@@ -49,8 +49,10 @@ int main(int argc, char** argv) {
             n += 100;
         }
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        fmt::print("{{\"impl\":\"fiskai::a2a (valijson)\",\"message\":\"{}\",\"bytes\":{},\"per_second\":{:.0f},\"us_per_message\":{:.2f}}}\n",
-                   name, body.size(), n / elapsed, elapsed * 1e6 / n);
+        fmt::print(
+            "{{\"impl\":\"fiskai::a2a "
+            "(valijson)\",\"message\":\"{}\",\"bytes\":{},\"per_second\":{:.0f},\"us_per_message\":{:.2f}}}\n",
+            name, body.size(), n / elapsed, elapsed * 1e6 / n);
     }
     return 0;
 }

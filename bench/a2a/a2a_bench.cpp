@@ -70,7 +70,9 @@ void row(const std::string& name, const stats& s) {
                s.mean_us, s.p50_us, s.p99_us, 1e6 / s.mean_us);
 }
 
-double since_us(clock_type::time_point t) { return std::chrono::duration<double, std::micro>(clock_type::now() - t).count(); }
+double since_us(clock_type::time_point t) {
+    return std::chrono::duration<double, std::micro>(clock_type::now() - t).count();
+}
 
 template <class T>
 T run_on(asio::io_context& ioc, asio::awaitable<T> a) {
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 300;
     const int burst = argc > 2 ? std::atoi(argv[2]) : 400;
     conns::embedded_broker broker;
-    fmt::print("a2a over NATS (nats-server at {}, {} sequential calls, {} calls per throughput run)\n", broker.url(), n, burst);
+    fmt::print("a2a over NATS (nats-server at {}, {} sequential calls, {} calls per throughput run)\n", broker.url(), n,
+               burst);
 
     conns::connect_options opts;
     opts.name = conns::connection_name("bench");
@@ -131,7 +134,8 @@ int main(int argc, char** argv) {
     {
         const auto deadline = clock_type::now() + std::chrono::seconds(10);
         auto warm = run_on(ioc, client.invoke("bench", "echo", input));
-        while (!warm && warm.error().message.find("no responders") != std::string::npos && clock_type::now() < deadline) {
+        while (!warm && warm.error().message.find("no responders") != std::string::npos &&
+               clock_type::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
             warm = run_on(ioc, client.invoke("bench", "echo", input));
         }
@@ -213,8 +217,8 @@ int main(int argc, char** argv) {
         ioc.restart();
         ioc.run();
         const double secs = since_us(t) / 1e6;
-        fmt::print("  a2a tool calls, {:>2} in flight: {:>6.0f} calls/s ({} calls, {} failed)\n", in_flight, done / secs,
-                   done.load(), failed);
+        fmt::print("  a2a tool calls, {:>2} in flight: {:>6.0f} calls/s ({} calls, {} failed)\n", in_flight,
+                   done / secs, done.load(), failed);
     }
     {
         // The floor for throughput: spawning the same command, as many at once.

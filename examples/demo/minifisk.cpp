@@ -51,24 +51,18 @@ json::object property_schema(const std::string& help, Kind kind, bool cumulative
         return p;
     }
     switch (kind) {
-    case Kind::Bool:
-    case Kind::UnNegatableBool:
-        p["type"] = "boolean";
-        break;
-    case Kind::Int:
-        p["type"] = "integer";
-        break;
-    case Kind::Duration:
-        p["pattern"] = kDurationPattern;
-        p["type"] = "string";
-        break;
-    case Kind::Enum:
-        p["enum"] = to_array(options);
-        p["type"] = "string";
-        break;
-    case Kind::String:
-        p["type"] = "string";
-        break;
+        case Kind::Bool:
+        case Kind::UnNegatableBool: p["type"] = "boolean"; break;
+        case Kind::Int: p["type"] = "integer"; break;
+        case Kind::Duration:
+            p["pattern"] = kDurationPattern;
+            p["type"] = "string";
+            break;
+        case Kind::Enum:
+            p["enum"] = to_array(options);
+            p["type"] = "string";
+            break;
+        case Kind::String: p["type"] = "string"; break;
     }
     return p;
 }
@@ -139,13 +133,11 @@ json::object command_model(const CommandClause& c) {
 
 // fisk drops these app-level flags from the model.
 bool framework_flag(const std::string& name) {
-    return name == "help" || name == "version" || name.starts_with("help-") ||
-           name.starts_with("completion-") || name.starts_with("fisk-");
+    return name == "help" || name == "version" || name.starts_with("help-") || name.starts_with("completion-") ||
+           name.starts_with("fisk-");
 }
 
-bool framework_command(const std::string& name) {
-    return name == "help" || name == "cheat" || name == "help_long";
-}
+bool framework_command(const std::string& name) { return name == "help" || name == "cheat" || name == "help_long"; }
 
 // --- Go formatting helpers -------------------------------------------------------------
 
@@ -154,12 +146,12 @@ std::string quote(std::string_view s) {
     std::string out = "\"";
     for (char c : s) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default: out += c;
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default: out += c;
         }
     }
     return out + "\"";
@@ -186,25 +178,24 @@ std::optional<std::int64_t> parse_int(const std::string& text) {
 // Why `value` is not valid for `kind`, or empty when it is.
 std::string check_value(Kind kind, const std::vector<std::string>& options, const std::string& value) {
     switch (kind) {
-    case Kind::Bool:
-    case Kind::UnNegatableBool:
-        if (!parse_bool(value)) return "strconv.ParseBool: parsing " + quote(value) + ": invalid syntax";
-        return {};
-    case Kind::Int:
-        if (!parse_int(value)) return "strconv.ParseFloat: parsing " + quote(value) + ": invalid syntax";
-        return {};
-    case Kind::Duration:
-        if (!parse_duration(value)) return "time: invalid duration " + quote(value);
-        return {};
-    case Kind::Enum:
-        if (std::find(options.begin(), options.end(), value) == options.end()) {
-            std::string joined;
-            for (const auto& o : options) joined += (joined.empty() ? "" : ",") + o;
-            return "enum value must be one of " + joined + ", got '" + value + "'";
-        }
-        return {};
-    case Kind::String:
-        return {};
+        case Kind::Bool:
+        case Kind::UnNegatableBool:
+            if (!parse_bool(value)) return "strconv.ParseBool: parsing " + quote(value) + ": invalid syntax";
+            return {};
+        case Kind::Int:
+            if (!parse_int(value)) return "strconv.ParseFloat: parsing " + quote(value) + ": invalid syntax";
+            return {};
+        case Kind::Duration:
+            if (!parse_duration(value)) return "time: invalid duration " + quote(value);
+            return {};
+        case Kind::Enum:
+            if (std::find(options.begin(), options.end(), value) == options.end()) {
+                std::string joined;
+                for (const auto& o : options) joined += (joined.empty() ? "" : ",") + o;
+                return "enum value must be one of " + joined + ", got '" + value + "'";
+            }
+            return {};
+        case Kind::String: return {};
     }
     return {};
 }
@@ -214,8 +205,7 @@ std::string check_value(Kind kind, const std::vector<std::string>& options, cons
 // --- Go duration helpers ---------------------------------------------------------------
 
 std::optional<bool> parse_bool(const std::string& text) {
-    if (text == "1" || text == "t" || text == "T" || text == "TRUE" || text == "true" || text == "True")
-        return true;
+    if (text == "1" || text == "t" || text == "T" || text == "TRUE" || text == "true" || text == "True") return true;
     if (text == "0" || text == "f" || text == "F" || text == "FALSE" || text == "false" || text == "False")
         return false;
     return std::nullopt;
@@ -224,14 +214,9 @@ std::optional<bool> parse_bool(const std::string& text) {
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) {
     // [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+ ; a lone "0" is allowed without a unit.
     static const std::vector<std::pair<std::string_view, std::uint64_t>> units = {
-        {"ns", 1ULL},
-        {"us", 1000ULL},
-        {"\xc2\xb5s", 1000ULL},  // U+00B5 micro sign
-        {"\xce\xbcs", 1000ULL},  // U+03BC Greek mu
-        {"ms", 1000000ULL},
-        {"s", 1000000000ULL},
-        {"m", 60ULL * 1000000000ULL},
-        {"h", 3600ULL * 1000000000ULL},
+        {"ns", 1ULL},           {"us", 1000ULL},      {"\xc2\xb5s", 1000ULL},  // U+00B5 micro sign
+        {"\xce\xbcs", 1000ULL},                                                // U+03BC Greek mu
+        {"ms", 1000000ULL},     {"s", 1000000000ULL}, {"m", 60ULL * 1000000000ULL}, {"h", 3600ULL * 1000000000ULL},
     };
     constexpr std::uint64_t limit = 1ULL << 63;
     std::string_view s = text;
@@ -554,8 +539,8 @@ public:
             }
             for (const auto& v : values) {
                 if (auto why = check_value(f->kind, f->options, v); !why.empty())
-                    throw UsageError("invalid value " + quote(v) + " for flag --" + f->name + " (from $" +
-                                     f->envar + "): " + why);
+                    throw UsageError("invalid value " + quote(v) + " for flag --" + f->name + " (from $" + f->envar +
+                                     "): " + why);
             }
             ctx_.flag_values_[f] = values;
             ctx_.flag_given_[f] = true;
@@ -719,9 +704,8 @@ std::string flag_usage(const FlagClause& f) {
         if (ph.empty() && !f.defaults.empty()) ph = f.defaults.front();
         if (ph.empty()) {
             ph = f.name;
-            std::transform(ph.begin(), ph.end(), ph.begin(), [](unsigned char c) {
-                return c == '-' ? '_' : static_cast<char>(std::toupper(c));
-            });
+            std::transform(ph.begin(), ph.end(), ph.begin(),
+                           [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
         }
         s += "--" + f.name + "=" + ph;
     }
@@ -759,10 +743,12 @@ std::string command_line_usage(const std::vector<const CommandClause*>& path) {
 void table(std::ostringstream& out, const std::vector<std::pair<std::string, std::string>>& rows) {
     std::size_t width = 0;
     for (const auto& r : rows) width = std::max(width, r.first.size());
-    for (const auto& [left, right] : rows) out << "  " << left << std::string(width - left.size() + 2, ' ') << right << "\n";
+    for (const auto& [left, right] : rows)
+        out << "  " << left << std::string(width - left.size() + 2, ' ') << right << "\n";
 }
 
-void leaves(const CommandClause& c, std::vector<const CommandClause*>& path, std::vector<std::pair<std::string, std::string>>& out) {
+void leaves(const CommandClause& c, std::vector<const CommandClause*>& path,
+            std::vector<std::pair<std::string, std::string>>& out) {
     if (c.hidden) return;
     path.push_back(&c);
     if (c.commands.empty()) {

@@ -39,8 +39,8 @@ struct FlagClause {
     std::string name;
     std::string help;
     Kind kind = Kind::String;
-    char short_name = 0;             // 0: none
-    bool cumulative = false;         // repeatable (fisk Strings(), Enums(), ...)
+    char short_name = 0;      // 0: none
+    bool cumulative = false;  // repeatable (fisk Strings(), Enums(), ...)
     std::vector<std::string> defaults;
     std::string envar;
     std::string place_holder;
@@ -49,20 +49,64 @@ struct FlagClause {
     std::vector<std::string> options;      // Kind::Enum choices
     std::vector<std::string> completions;  // explicit hint options (replace enum options)
 
-    FlagClause& Bool() { kind = Kind::Bool; return *this; }
-    FlagClause& UnNegatableBool() { kind = Kind::UnNegatableBool; return *this; }
-    FlagClause& Int() { kind = Kind::Int; return *this; }
-    FlagClause& Duration() { kind = Kind::Duration; return *this; }
-    FlagClause& String() { kind = Kind::String; return *this; }
-    FlagClause& Strings() { kind = Kind::String; cumulative = true; return *this; }
-    FlagClause& Enum(std::vector<std::string> choices) { kind = Kind::Enum; options = std::move(choices); return *this; }
-    FlagClause& Short(char c) { short_name = c; return *this; }
-    FlagClause& Default(std::string v) { defaults.push_back(std::move(v)); return *this; }
-    FlagClause& Envar(std::string v) { envar = std::move(v); return *this; }
-    FlagClause& PlaceHolder(std::string v) { place_holder = std::move(v); return *this; }
-    FlagClause& Required() { required = true; return *this; }
-    FlagClause& Hidden() { hidden = true; return *this; }
-    FlagClause& HintOptions(std::vector<std::string> v) { completions = std::move(v); return *this; }
+    FlagClause& Bool() {
+        kind = Kind::Bool;
+        return *this;
+    }
+    FlagClause& UnNegatableBool() {
+        kind = Kind::UnNegatableBool;
+        return *this;
+    }
+    FlagClause& Int() {
+        kind = Kind::Int;
+        return *this;
+    }
+    FlagClause& Duration() {
+        kind = Kind::Duration;
+        return *this;
+    }
+    FlagClause& String() {
+        kind = Kind::String;
+        return *this;
+    }
+    FlagClause& Strings() {
+        kind = Kind::String;
+        cumulative = true;
+        return *this;
+    }
+    FlagClause& Enum(std::vector<std::string> choices) {
+        kind = Kind::Enum;
+        options = std::move(choices);
+        return *this;
+    }
+    FlagClause& Short(char c) {
+        short_name = c;
+        return *this;
+    }
+    FlagClause& Default(std::string v) {
+        defaults.push_back(std::move(v));
+        return *this;
+    }
+    FlagClause& Envar(std::string v) {
+        envar = std::move(v);
+        return *this;
+    }
+    FlagClause& PlaceHolder(std::string v) {
+        place_holder = std::move(v);
+        return *this;
+    }
+    FlagClause& Required() {
+        required = true;
+        return *this;
+    }
+    FlagClause& Hidden() {
+        hidden = true;
+        return *this;
+    }
+    FlagClause& HintOptions(std::vector<std::string> v) {
+        completions = std::move(v);
+        return *this;
+    }
 };
 
 // A positional argument, declared fisk-style: cmd.Arg("subject", "Subject").Required().
@@ -78,16 +122,48 @@ struct ArgClause {
     bool hidden = false;
     std::vector<std::string> options;  // Kind::Enum choices
 
-    ArgClause& Int() { kind = Kind::Int; return *this; }
-    ArgClause& Duration() { kind = Kind::Duration; return *this; }
-    ArgClause& String() { kind = Kind::String; return *this; }
-    ArgClause& Strings() { kind = Kind::String; cumulative = true; return *this; }
-    ArgClause& Enum(std::vector<std::string> choices) { kind = Kind::Enum; options = std::move(choices); return *this; }
-    ArgClause& Default(std::string v) { defaults.push_back(std::move(v)); return *this; }
-    ArgClause& Envar(std::string v) { envar = std::move(v); return *this; }
-    ArgClause& PlaceHolder(std::string v) { place_holder = std::move(v); return *this; }
-    ArgClause& Required() { required = true; return *this; }
-    ArgClause& Hidden() { hidden = true; return *this; }
+    ArgClause& Int() {
+        kind = Kind::Int;
+        return *this;
+    }
+    ArgClause& Duration() {
+        kind = Kind::Duration;
+        return *this;
+    }
+    ArgClause& String() {
+        kind = Kind::String;
+        return *this;
+    }
+    ArgClause& Strings() {
+        kind = Kind::String;
+        cumulative = true;
+        return *this;
+    }
+    ArgClause& Enum(std::vector<std::string> choices) {
+        kind = Kind::Enum;
+        options = std::move(choices);
+        return *this;
+    }
+    ArgClause& Default(std::string v) {
+        defaults.push_back(std::move(v));
+        return *this;
+    }
+    ArgClause& Envar(std::string v) {
+        envar = std::move(v);
+        return *this;
+    }
+    ArgClause& PlaceHolder(std::string v) {
+        place_holder = std::move(v);
+        return *this;
+    }
+    ArgClause& Required() {
+        required = true;
+        return *this;
+    }
+    ArgClause& Hidden() {
+        hidden = true;
+        return *this;
+    }
 };
 
 class Context;
@@ -125,11 +201,26 @@ struct CommandClause {
         a.help = std::move(h);
         return a;
     }
-    CommandClause& Alias(std::string a) { aliases.push_back(std::move(a)); return *this; }
-    CommandClause& Tags(std::vector<std::string> t) { tags = std::move(t); return *this; }
-    CommandClause& HelpLong(std::string h) { help_long = std::move(h); return *this; }
-    CommandClause& Hidden() { hidden = true; return *this; }
-    CommandClause& Action(minifisk::Action a) { action = std::move(a); return *this; }
+    CommandClause& Alias(std::string a) {
+        aliases.push_back(std::move(a));
+        return *this;
+    }
+    CommandClause& Tags(std::vector<std::string> t) {
+        tags = std::move(t);
+        return *this;
+    }
+    CommandClause& HelpLong(std::string h) {
+        help_long = std::move(h);
+        return *this;
+    }
+    CommandClause& Hidden() {
+        hidden = true;
+        return *this;
+    }
+    CommandClause& Action(minifisk::Action a) {
+        action = std::move(a);
+        return *this;
+    }
 };
 
 struct Application {

@@ -44,12 +44,13 @@ toolkit::tool_list my_tools() {
         .description = "Add two integers",
         .tags = {"impact:ro"},
         .input_schema = json::parse(R"({"type":"object","additionalProperties":false,"required":["a","b"],
-            "properties":{"a":{"type":"integer"},"b":{"type":"integer"}}})").as_object(),
+            "properties":{"a":{"type":"integer"},"b":{"type":"integer"}}})")
+                            .as_object(),
         .exposed = toolkit::exposure{toolkit::surface::mcp},
         .confirm = toolkit::confirm_posture::not_required,
         .handler = [](const json::object& args, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
-            co_return toolkit::outcome::from_json(json::object{{"sum", args.at("a").to_number<std::int64_t>() +
-                                                                           args.at("b").to_number<std::int64_t>()}});
+            co_return toolkit::outcome::from_json(
+                json::object{{"sum", args.at("a").to_number<std::int64_t>() + args.at("b").to_number<std::int64_t>()}});
         },
     });
     return {add};
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
     asio::io_context ioc;
     mcpserver::server_options options;
     options.name = "embed-beast";
-    options.require_loopback_host = true;  // we bind to loopback below
+    options.require_loopback_host = true;             // we bind to loopback below
     options.log = fiskai::gocompat::stream_logger();  // text lines on stderr
     mcpserver::server mcp(ioc.get_executor(), options, my_tools());
 

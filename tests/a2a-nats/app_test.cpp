@@ -32,7 +32,8 @@ struct process {
     fs::path out, err;
     int status = -1;
 
-    process(const fs::path& dir, const std::string& name, std::vector<std::string> args, std::vector<std::string> env_extra = {})
+    process(const fs::path& dir, const std::string& name, std::vector<std::string> args,
+            std::vector<std::string> env_extra = {})
         : out(dir / (name + ".out")), err(dir / (name + ".err")) {
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
@@ -64,7 +65,8 @@ struct process {
     }
     // Waits for exit while `ioc` keeps running; returns the exit code (128+signal if killed).
     int wait(asio::io_context& ioc, std::chrono::seconds limit = 30s) {
-        REQUIRE(run_until(ioc, [&] { return exited(); }, limit));
+        REQUIRE(run_until(
+            ioc, [&] { return exited(); }, limit));
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     int wait(std::chrono::seconds limit = 30s) {
@@ -113,7 +115,8 @@ struct app_env {
         std::vector<std::string> args = {"serve", "--config", config("nats_context: local\n")};
         args.insert(args.end(), extra.begin(), extra.end());
         auto p = run("serve", args);
-        REQUIRE(run_until(ioc, [&] { return p->stderr_text().find("Exposed:") != std::string::npos || p->exited(); }, 30s));
+        REQUIRE(run_until(
+            ioc, [&] { return p->stderr_text().find("Exposed:") != std::string::npos || p->exited(); }, 30s));
         INFO(p->stderr_text());
         REQUIRE_FALSE(p->exited());
         return p;
@@ -182,9 +185,10 @@ TEST_CASE("serve, discover and info work together, SIGTERM stops serve cleanly",
     CHECK(bad->wait(env.ioc) != 0);
     CHECK(bad->stderr_text().find("invalid outgoing request") != std::string::npos);
 
-    auto info = env.run("info", {"info", "--config",
-                                 env.config("nats_context: local\nremote_tools:\n  - name: demo\n  - name: ghost\n    alias: g\n"),
-                                 "--json"});
+    auto info = env.run(
+        "info",
+        {"info", "--config",
+         env.config("nats_context: local\nremote_tools:\n  - name: demo\n  - name: ghost\n    alias: g\n"), "--json"});
     REQUIRE(info->wait(env.ioc) == 0);
     const auto i = boost::json::parse(info->stdout_text());
     // Its own 9 tools, and the 9 imported from `demo`, prefixed since the names are taken.
@@ -215,7 +219,8 @@ TEST_CASE("serve, discover and info work together, SIGTERM stops serve cleanly",
     CHECK(server->stderr_text().find("a2a server stopped") != std::string::npos);
 }
 
-TEST_CASE("the first signal lets a running call finish, a second cancels it and exits 130", "[a2a-nats][app][shutdown]") {
+TEST_CASE("the first signal lets a running call finish, a second cancels it and exits 130",
+          "[a2a-nats][app][shutdown]") {
     app_env env;
     a2a_nats::nats_transport t(*env.client_conn, env.ioc.get_executor());
     a2a::client client(t, {"caller"});
@@ -223,9 +228,11 @@ TEST_CASE("the first signal lets a running call finish, a second cancels it and 
     SECTION("one signal: the call is answered, then serve exits 0") {
         auto server = env.serve();
         auto call = a2a_test::start(env.ioc, client.invoke("demo", "sleep", R"({"duration":"1500ms"})", 20s));
-        REQUIRE(run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
+        REQUIRE(
+            run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
         ::kill(server->pid, SIGTERM);
-        REQUIRE(run_until(env.ioc, [&] { return call->has_value(); }, 20s));
+        REQUIRE(run_until(
+            env.ioc, [&] { return call->has_value(); }, 20s));
         REQUIRE(**call);
         CHECK((**call)->output == "slept 1.5s\n");
         CHECK(server->wait(env.ioc) == 0);
@@ -233,7 +240,8 @@ TEST_CASE("the first signal lets a running call finish, a second cancels it and 
     SECTION("two signals: the running call is cancelled and still answered, then serve exits 130") {
         auto server = env.serve();
         auto call = a2a_test::start(env.ioc, client.invoke("demo", "sleep", R"({"duration":"30s"})", 20s));
-        REQUIRE(run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
+        REQUIRE(
+            run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
         ::kill(server->pid, SIGTERM);
         REQUIRE(run_until(env.ioc, [&] { return server->stderr_text().find("shutting down") != std::string::npos; }));
         const auto t0 = std::chrono::steady_clock::now();
@@ -241,14 +249,16 @@ TEST_CASE("the first signal lets a running call finish, a second cancels it and 
         CHECK(server->wait(env.ioc) == 130);
         CHECK(std::chrono::steady_clock::now() - t0 < 5s);
         // Answered in-band, long before the caller's own 20 s deadline: nobody waits it out.
-        REQUIRE(run_until(env.ioc, [&] { return call->has_value(); }, 10s));
+        REQUIRE(run_until(
+            env.ioc, [&] { return call->has_value(); }, 10s));
         REQUIRE(**call);
         CHECK((**call)->is_error);
         CHECK((**call)->output == "running command \"sleep\": context canceled");
     }
 }
 
-TEST_CASE("a serving process killed mid-call: the caller gets unavailable, its embedded broker goes too", "[a2a-nats][app][resilience]") {
+TEST_CASE("a serving process killed mid-call: the caller gets unavailable, its embedded broker goes too",
+          "[a2a-nats][app][resilience]") {
     app_env env;
     // With an external broker: the caller survives the peer.
     {
@@ -256,9 +266,11 @@ TEST_CASE("a serving process killed mid-call: the caller gets unavailable, its e
         a2a_nats::nats_transport t(*env.client_conn, env.ioc.get_executor());
         a2a::client client(t, {"caller"});
         auto call = a2a_test::start(env.ioc, client.invoke("demo", "sleep", R"({"duration":"8s"})", 2s));
-        REQUIRE(run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
+        REQUIRE(
+            run_until(env.ioc, [&] { return server->stderr_text().find("Running tool call") != std::string::npos; }));
         ::kill(server->pid, SIGKILL);
-        REQUIRE(run_until(env.ioc, [&] { return call->has_value(); }, 10s));
+        REQUIRE(run_until(
+            env.ioc, [&] { return call->has_value(); }, 10s));
         REQUIRE_FALSE(**call);
         CHECK((**call).error().message ==
               "remote agent unavailable: no reply on \"choria.fisk-ai.tool.demo\": context deadline exceeded");
@@ -277,7 +289,8 @@ TEST_CASE("a serving process killed mid-call: the caller gets unavailable, its e
     // With --embedded-broker: no nats-server is left behind.
     {
         auto server = env.run("embedded", {"serve", "--config", env.config(""), "--embedded-broker"});
-        REQUIRE(run_until(env.ioc, [&] { return server->stderr_text().find("Exposed:") != std::string::npos; }, 30s));
+        REQUIRE(run_until(
+            env.ioc, [&] { return server->stderr_text().find("Exposed:") != std::string::npos; }, 30s));
         const auto text = server->stderr_text();
         const auto at = text.find("nats-server pid ");
         REQUIRE(at != std::string::npos);
@@ -285,7 +298,8 @@ TEST_CASE("a serving process killed mid-call: the caller gets unavailable, its e
         CHECK(::kill(broker_pid, 0) == 0);
         ::kill(server->pid, SIGKILL);
         server->wait(env.ioc);
-        CHECK(run_until(env.ioc, [&] { return ::kill(broker_pid, 0) != 0; }, 10s));
+        CHECK(run_until(
+            env.ioc, [&] { return ::kill(broker_pid, 0) != 0; }, 10s));
         // Nobody was left to remove the broker's temporary directory: the test does.
         const auto js = text.find("JetStream in ");
         REQUIRE(js != std::string::npos);

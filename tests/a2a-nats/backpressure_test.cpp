@@ -18,7 +18,8 @@ using reply_slot = std::shared_ptr<std::optional<a2a::result<a2a::tool_reply>>>;
 
 }  // namespace
 
-TEST_CASE("with concurrency 1 a second request never enters until the first releases its slot", "[a2a-nats][backpressure]") {
+TEST_CASE("with concurrency 1 a second request never enters until the first releases its slot",
+          "[a2a-nats][backpressure]") {
     nats_env env;
     gates g;
     auto tool = g.tool();
@@ -121,7 +122,8 @@ TEST_CASE("stopping answers the requests already delivered to the process", "[a2
 
     svc.server.stop();
     // C and D are refused at once, long before their 60 s: nobody will ever run them.
-    REQUIRE(run_until(env.ioc, [&] { return c->has_value() && d->has_value(); }, 10s));
+    REQUIRE(run_until(
+        env.ioc, [&] { return c->has_value() && d->has_value(); }, 10s));
     for (const auto& refused : {c, d}) {
         REQUIRE_FALSE(**refused);
         CHECK_THAT((**refused).error().message, Catch::Contains("the service is shutting down"));

@@ -55,17 +55,23 @@ TEST_CASE("hostile bodies are refused with 400 and the Go texts, the tool never 
         body.replace(body.find("io.choria.fisk-ai.v1.tool.request"), 33, "io.choria.fisk-ai.v9.tool.request");
         const auto r = raw_request(env.ioc, *env.client_conn, tool_subject, body);
         CHECK(r.headers.at("Nats-Service-Error-Code") == "400");
-        CHECK(r.headers.at("Nats-Service-Error") == "invalid request: unknown protocol: \"io.choria.fisk-ai.v9.tool.request\"");
+        CHECK(r.headers.at("Nats-Service-Error") ==
+              "invalid request: unknown protocol: \"io.choria.fisk-ai.v9.tool.request\"");
     }
     SECTION("a valid message of the wrong type for the subject") {
         const auto r = raw_request(env.ioc, *env.client_conn, tool_subject, discovery_body);
         CHECK(r.headers.at("Nats-Service-Error-Code") == "400");
-        CHECK(r.headers.at("Nats-Service-Error").find("want \"io.choria.fisk-ai.v1.tool.request\"") != std::string::npos);
+        CHECK(r.headers.at("Nats-Service-Error").find("want \"io.choria.fisk-ai.v1.tool.request\"") !=
+              std::string::npos);
     }
     SECTION("a request with no reply subject is not run") {
-        REQUIRE(natsConnection_PublishString(env.client_conn->native_handle(), tool_subject, tool_body("ping").c_str()) == NATS_OK);
+        REQUIRE(natsConnection_PublishString(env.client_conn->native_handle(), tool_subject,
+                                             tool_body("ping").c_str()) == NATS_OK);
         REQUIRE(run_until(env.ioc, [&] {
-            return boost::json::parse(svc.transport.service("svc")->stats_json()).at("endpoints").as_array()[1].at("num_errors") == 1;
+            return boost::json::parse(svc.transport.service("svc")->stats_json())
+                       .at("endpoints")
+                       .as_array()[1]
+                       .at("num_errors") == 1;
         }));
         CHECK(tool->calls == 0);
     }
@@ -97,7 +103,8 @@ TEST_CASE("identities crafted to inject subject tokens go nowhere", "[a2a-nats][
         CHECK_FALSE(r);
     }
     // A subject below the served one is not served (no wildcard subscription).
-    CHECK(raw_request(env.ioc, *env.client_conn, "choria.fisk-ai.tool.svc.extra", tool_body("ping"), 300ms).no_responders);
+    CHECK(raw_request(env.ioc, *env.client_conn, "choria.fisk-ai.tool.svc.extra", tool_body("ping"), 300ms)
+              .no_responders);
     CHECK(tool->calls == 0);
 
     // The serving side refuses to listen as such an identity.
@@ -111,7 +118,8 @@ TEST_CASE("identities crafted to inject subject tokens go nowhere", "[a2a-nats][
 TEST_CASE("a body over the broker's max payload fails at the client, not with a timeout", "[a2a-nats][hostile]") {
     nats_env env;
     a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
-    auto r = a2a_test::run(env.ioc, client_transport.request(a2a::route::tool, "svc", std::string(2 * 1024 * 1024, 'x'), 5s));
+    auto r = a2a_test::run(env.ioc,
+                           client_transport.request(a2a::route::tool, "svc", std::string(2 * 1024 * 1024, 'x'), 5s));
     REQUIRE_FALSE(r);
     CHECK(r.error().code == a2a::errc::transport_failure);
     CHECK(r.error().message.find("requesting \"choria.fisk-ai.tool.svc\"") != std::string::npos);

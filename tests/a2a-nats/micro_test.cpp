@@ -67,7 +67,8 @@ TEST_CASE("the a2a service answers $SRV.PING, INFO and STATS in all three forms"
     }
     // Another service's name and another instance's id are not ours to answer.
     CHECK(raw_request(env.ioc, *env.client_conn, micro::verb_subject("PING", "other"), "", 300ms).no_responders);
-    CHECK(raw_request(env.ioc, *env.client_conn, micro::verb_subject("PING", "svc", "not-the-id"), "", 300ms).no_responders);
+    CHECK(raw_request(env.ioc, *env.client_conn, micro::verb_subject("PING", "svc", "not-the-id"), "", 300ms)
+              .no_responders);
     svc.stop(env.ioc);
 }
 
@@ -92,7 +93,9 @@ TEST_CASE("a refused request gets an empty body and the two error headers, STATS
     const auto& discovery = stats.at("endpoints").as_array()[0].as_object();
     CHECK(discovery.at("num_requests") == 1);
     CHECK(discovery.at("num_errors") == 1);
-    CHECK(discovery.at("last_error").as_string().starts_with("\"choria.fisk-ai.discovery.svc\": unexpected message protocol"));
+    CHECK(discovery.at("last_error")
+              .as_string()
+              .starts_with("\"choria.fisk-ai.discovery.svc\": unexpected message protocol"));
     svc.stop(env.ioc);
 }
 
@@ -130,9 +133,8 @@ TEST_CASE("a micro service is reusable: endpoints of its own, pull-based, answer
     CHECK(ep->stats().num_requests == 1);
 
     // A request taken and dropped unanswered still gets one answer: a 500.
-    auto second = std::async(std::launch::async, [&] {
-        return raw_request_blocking(*env.client_conn, "demo.add", "x");
-    });
+    auto second =
+        std::async(std::launch::async, [&] { return raw_request_blocking(*env.client_conn, "demo.add", "x"); });
     {
         auto dropped = a2a_test::run(env.ioc, ep->next());
         REQUIRE(dropped);

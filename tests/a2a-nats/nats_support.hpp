@@ -76,7 +76,8 @@ inline raw_reply raw_request(asio::io_context& ioc, conns::connection& c, const 
                                             static_cast<int>(data.size()), timeout.count());
         if (out.status == NATS_NO_RESPONDERS) out.no_responders = true;
         if (reply) {
-            if (natsMsg_GetData(reply)) out.data.assign(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
+            if (natsMsg_GetData(reply))
+                out.data.assign(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
             const char** keys = nullptr;
             int n = 0;
             if (natsMsgHeader_Keys(reply, &keys, &n) == NATS_OK) {
@@ -90,7 +91,8 @@ inline raw_reply raw_request(asio::io_context& ioc, conns::connection& c, const 
         }
         return out;
     });
-    REQUIRE(run_until(ioc, [&] { return f.wait_for(0s) == std::future_status::ready; }, timeout + 5s));
+    REQUIRE(run_until(
+        ioc, [&] { return f.wait_for(0s) == std::future_status::ready; }, timeout + 5s));
     return f.get();
 }
 
@@ -121,7 +123,8 @@ struct serving {
     std::shared_ptr<std::optional<bool>> done;
 
     serving(asio::io_context& ioc, conns::connection& conn, toolkit::tool_list tools, a2a::server_options o)
-        : transport(conn, ioc.get_executor()), server(ioc.get_executor(), std::move(tools), std::move(o)),
+        : transport(conn, ioc.get_executor()),
+          server(ioc.get_executor(), std::move(tools), std::move(o)),
           done(a2a_test::start(ioc, a2a_test::serve_until_stopped(server, transport))) {}
 
     // Waits until both endpoints are registered with the broker (INFO lists them).
@@ -135,7 +138,8 @@ struct serving {
 
     void stop(asio::io_context& ioc) {
         server.stop();
-        REQUIRE(run_until(ioc, [&] { return done->has_value(); }, 30s));
+        REQUIRE(run_until(
+            ioc, [&] { return done->has_value(); }, 30s));
     }
 };
 
@@ -162,7 +166,8 @@ inline raw_reply raw_request_blocking(conns::connection& c, const std::string& s
                                         static_cast<int>(data.size()), timeout.count());
     out.no_responders = out.status == NATS_NO_RESPONDERS;
     if (reply) {
-        if (natsMsg_GetData(reply)) out.data.assign(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
+        if (natsMsg_GetData(reply))
+            out.data.assign(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
         const char* v = nullptr;
         for (const char* key : {"Nats-Service-Error", "Nats-Service-Error-Code"}) {
             if (natsMsgHeader_Get(reply, key, &v) == NATS_OK && v) out.headers[key] = v;
@@ -184,7 +189,8 @@ struct gates {
 
     std::shared_ptr<a2a_test::fake_tool> tool() {
         return a2a_test::make_tool(
-            {.name = "gate", .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+            {.name = "gate",
+             .run = [this](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
                  auto t = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
                                                                std::chrono::steady_clock::time_point::max());
                  waiting.push_back(t);

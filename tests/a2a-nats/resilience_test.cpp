@@ -10,11 +10,10 @@
 
 using namespace nats_test;
 
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable at its deadline", "[a2a-nats][resilience]") {
+TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable at its deadline",
+          "[a2a-nats][resilience]") {
     nats_env env;
     gates g;
     auto tool = g.tool();
@@ -27,7 +26,8 @@ TEST_CASE("a serving peer that vanishes mid-call leaves the caller unavailable a
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
     env.server_conn->close();  // the serving process is gone, mid-call
 
-    REQUIRE(run_until(env.ioc, [&] { return pending->has_value(); }, 10s));
+    REQUIRE(run_until(
+        env.ioc, [&] { return pending->has_value(); }, 10s));
     REQUIRE_FALSE(**pending);
     CHECK((**pending).error().code == a2a::errc::agent_unavailable);
     CHECK((**pending).error().cause == a2a_nats::errc::timed_out);
@@ -95,7 +95,8 @@ TEST_CASE("the broker restarting mid-run: the service comes back and serves agai
     conns::broker_options same_port;
     same_port.port = port;
     broker = std::make_unique<conns::embedded_broker>(same_port);
-    REQUIRE(run_until(ioc, [&] { return server_conn->is_connected() && client_conn->is_connected(); }, 20s));
+    REQUIRE(run_until(
+        ioc, [&] { return server_conn->is_connected() && client_conn->is_connected(); }, 20s));
     REQUIRE(run_until(ioc, [&] {
         return std::find(events.begin(), events.end(), "NATS connection restored to " + broker->url()) != events.end();
     }));

@@ -88,7 +88,8 @@ TEST_CASE("tool calls: success, non-zero exit, timeout and unknown tool", "[a2a-
         CHECK(r.error().code == a2a::errc::agent_unavailable);
         CHECK(r.error().cause == a2a_nats::errc::no_responders);
         CHECK(r.error().message ==
-              "remote agent unavailable: no reply on \"choria.fisk-ai.discovery.nobody\": nats: no responders available for "
+              "remote agent unavailable: no reply on \"choria.fisk-ai.discovery.nobody\": nats: no responders "
+              "available for "
               "request");
         CHECK(std::chrono::steady_clock::now() - started < 5s);
     }
@@ -101,11 +102,12 @@ TEST_CASE("processes serving one identity share its requests (queue group)", "[a
     int first_calls = 0;
     int second_calls = 0;
     auto tool_counting = [](int& counter) {
-        return a2a_test::make_tool({.name = "ping", .run = [&counter](const boost::json::value&, toolkit::call_options)
-                                                             -> asio::awaitable<toolkit::outcome> {
-                                        ++counter;
-                                        co_return toolkit::outcome::from_command({"ping", 0, "pong\n", false});
-                                    }});
+        return a2a_test::make_tool(
+            {.name = "ping",
+             .run = [&counter](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                 ++counter;
+                 co_return toolkit::outcome::from_command({"ping", 0, "pong\n", false});
+             }});
     };
     serving one(env.ioc, *env.server_conn, {tool_counting(first_calls)}, options("shared"));
     serving two(env.ioc, *second_conn, {tool_counting(second_calls)}, options("shared"));

@@ -46,7 +46,8 @@ run_result run_app(const std::string& args, const std::filesystem::path& input) 
 // A temporary file holding `text`.
 struct temp_input {
     explicit temp_input(const std::string& text)
-        : path(std::filesystem::temp_directory_path() / ("fisk-ai-a2a-in-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()))) {
+        : path(std::filesystem::temp_directory_path() /
+               ("fisk-ai-a2a-in-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()))) {
         std::ofstream(path, std::ios::binary) << text;
     }
     ~temp_input() { std::filesystem::remove(path); }

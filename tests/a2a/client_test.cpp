@@ -22,11 +22,14 @@ struct served {
     asio::io_context ctx;
     memory_transport bus{ctx.get_executor()};
     std::shared_ptr<fake_tool> ping = make_tool({});
-    std::shared_ptr<fake_tool> info = make_tool({.name = "stream_info", .title = "stream info", .description = "show a stream",
-                                                 .run = [](const boost::json::value& args, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-                                                     co_return toolkit::outcome::from_command(
-                                                         {"stream info -- " + std::string(args.at("stream").as_string()), 3, "boom\n", false});
-                                                 }});
+    std::shared_ptr<fake_tool> info = make_tool(
+        {.name = "stream_info",
+         .title = "stream info",
+         .description = "show a stream",
+         .run = [](const boost::json::value& args, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+             co_return toolkit::outcome::from_command(
+                 {"stream info -- " + std::string(args.at("stream").as_string()), 3, "boom\n", false});
+         }});
     server srv{ctx.get_executor(), {ping, info}, [] {
                    server_options o;
                    o.identity = "svc";
@@ -36,9 +39,7 @@ struct served {
     std::shared_ptr<std::optional<bool>> serving;
     client c{bus, {"caller", 5s}};
 
-    served() {
-        serving = start(ctx, serve_until_stopped(srv, bus));
-    }
+    served() { serving = start(ctx, serve_until_stopped(srv, bus)); }
     ~served() {
         srv.stop();
         run_until(ctx, [this] { return serving->has_value(); });
@@ -88,13 +89,15 @@ TEST_CASE("a2a.client: invoking a tool: no input, input verbatim, a non-zero exi
     CHECK(missing->output == R"(tool "missing" is not available)");
 }
 
-TEST_CASE("a2a.client: nobody serving the agent: unavailable at once, nobody answering: at the deadline", "[a2a][client]") {
+TEST_CASE("a2a.client: nobody serving the agent: unavailable at once, nobody answering: at the deadline",
+          "[a2a][client]") {
     served s;
     const auto nobody = run(s.ctx, s.c.discover("ghost"), 2s);
     REQUIRE_FALSE(nobody);
     CHECK(nobody.error().code == errc::agent_unavailable);
-    CHECK(nobody.error().message ==
-          R"(remote agent unavailable: no reply on "choria.fisk-ai.discovery.ghost": no responders available for request)");
+    CHECK(
+        nobody.error().message ==
+        R"(remote agent unavailable: no reply on "choria.fisk-ai.discovery.ghost": no responders available for request)");
 
     // An intake that never reads.
     auto mute = run(s.ctx, s.bus.listen(route::tool, "mute"));
@@ -105,7 +108,8 @@ TEST_CASE("a2a.client: nobody serving the agent: unavailable at once, nobody ans
     const auto silent = run(s.ctx, s.c.invoke("mute", "ping", {}, 100ms), 5s);
     REQUIRE_FALSE(silent);
     CHECK(silent.error().code == errc::agent_unavailable);
-    CHECK(silent.error().message == R"(remote agent unavailable: no reply on "choria.fisk-ai.tool.mute": deadline exceeded)");
+    CHECK(silent.error().message ==
+          R"(remote agent unavailable: no reply on "choria.fisk-ai.tool.mute": deadline exceeded)");
     CHECK(std::chrono::steady_clock::now() - started >= 100ms);
 }
 
@@ -156,7 +160,8 @@ TEST_CASE("a2a.client: replies: service errors, wrong types and invalid bodies a
     t.answers.push_back(reply::refusal(400, R"(unexpected message protocol: got "x", want "y")"));
     const auto refused = run(ctx, c.discover("svc"));
     CHECK(refused.error().code == errc::error_reply);
-    CHECK(refused.error().message == R"(remote agent answered with an error: 400 unexpected message protocol: got "x", want "y")");
+    CHECK(refused.error().message ==
+          R"(remote agent answered with an error: 400 unexpected message protocol: got "x", want "y")");
 
     discovery_request asked;
     stamp_request(asked, "caller", "svc");

@@ -143,21 +143,19 @@ TEST_CASE("a2a.codec: every block kind survives a round trip inside an event", "
 TEST_CASE("a2a.codec: the header sits flat at the top level, in Go's order", "[a2a][codec]") {
     task_request m = with_header(task_request{});
     m.prompt = "p";
-    CHECK(encoded(m) ==
-          R"({"protocol":"io.choria.fisk-ai.v1.request","id":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
-          R"("request":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd","conversation":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
-          R"("sequence":0,"time":"2026-05-04T09:15:27.482913304Z","sender":{"name":"caller"},)"
-          R"("recipient":{"name":"svc"},"prompt":"p"})");
+    CHECK(encoded(m) == R"({"protocol":"io.choria.fisk-ai.v1.request","id":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
+                        R"("request":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd","conversation":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
+                        R"("sequence":0,"time":"2026-05-04T09:15:27.482913304Z","sender":{"name":"caller"},)"
+                        R"("recipient":{"name":"svc"},"prompt":"p"})");
 
     m.parent = "p1";
     m.must_understand = true;
     m.recipient.reset();
     m.sender.instance = "i1";
-    CHECK(encoded(m) ==
-          R"({"protocol":"io.choria.fisk-ai.v1.request","id":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
-          R"("request":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd","conversation":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
-          R"("parent":"p1","sequence":0,"time":"2026-05-04T09:15:27.482913304Z",)"
-          R"("sender":{"name":"caller","instance":"i1"},"must_understand":true,"prompt":"p"})");
+    CHECK(encoded(m) == R"({"protocol":"io.choria.fisk-ai.v1.request","id":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
+                        R"("request":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd","conversation":"2wJ4H0sTQqS7xYvEo1Rm9LkPbZd",)"
+                        R"("parent":"p1","sequence":0,"time":"2026-05-04T09:15:27.482913304Z",)"
+                        R"("sender":{"name":"caller","instance":"i1"},"must_understand":true,"prompt":"p"})");
 }
 
 TEST_CASE("a2a.codec: zero values are omitted exactly where Go omits them", "[a2a][codec]") {
@@ -168,7 +166,8 @@ TEST_CASE("a2a.codec: zero values are omitted exactly where Go omits them", "[a2
         return encoded(m);
     };
     CHECK(bare(tool_reply{}) == R"({"protocol":"io.choria.fisk-ai.v1.tool.reply",)" + head + "}");
-    CHECK(bare(discovery_reply{}) == R"({"protocol":"io.choria.fisk-ai.v1.discovery.reply",)" + head + R"(,"name":"","version":""})");
+    CHECK(bare(discovery_reply{}) ==
+          R"({"protocol":"io.choria.fisk-ai.v1.discovery.reply",)" + head + R"(,"name":"","version":""})");
     CHECK(bare(tool_request{}) == R"({"protocol":"io.choria.fisk-ai.v1.tool.request",)" + head + R"(,"name":""})");
     CHECK(bare(task_request{}) == R"({"protocol":"io.choria.fisk-ai.v1.request",)" + head + R"(,"prompt":""})");
     CHECK(bare(task_result{}) == R"({"protocol":"io.choria.fisk-ai.v1.result",)" + head + R"(,"stop_reason":""})");
@@ -221,20 +220,27 @@ TEST_CASE("a2a.codec: strings are escaped as Go escapes them", "[a2a][codec]") {
     CHECK(reply_output("line\u2028para\u2029") == R"("line\u2028para\u2029")");
     CHECK(reply_output("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
     // Invalid UTF-8: one \ufffd per bad byte, as utf8.DecodeRune reports them.
-    CHECK(reply_output("a\xff" "b") == R"("a\ufffdb")");
+    CHECK(reply_output("a\xff"
+                       "b") == R"("a\ufffdb")");
     CHECK(reply_output("\xe2\x82") == R"("\ufffd\ufffd")");
-    CHECK(reply_output("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");  // an encoded surrogate
-    CHECK(reply_output("\xc0\xaf") == R"("\ufffd\ufffd")");            // an overlong '/'
+    CHECK(reply_output("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");            // an encoded surrogate
+    CHECK(reply_output("\xc0\xaf") == R"("\ufffd\ufffd")");                      // an overlong '/'
     CHECK(reply_output("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");  // above U+10FFFF
 }
 
-TEST_CASE("a2a.codec: decoding replaces invalid UTF-8 and unpaired surrogates with U+FFFD, as Go does", "[a2a][codec]") {
-    const auto b = a2a_test::body(protocols::tool_reply, ",\"output\":\"a\xff" R"(b \ud800 \udc00x \ud83d\ude00")");
+TEST_CASE("a2a.codec: decoding replaces invalid UTF-8 and unpaired surrogates with U+FFFD, as Go does",
+          "[a2a][codec]") {
+    const auto b = a2a_test::body(protocols::tool_reply,
+                                  ",\"output\":\"a\xff"
+                                  R"(b \ud800 \udc00x \ud83d\ude00")");
     const auto m = decode(b);
     REQUIRE(m);
-    CHECK(std::get<tool_reply>(*m).output == "a\xEF\xBF\xBD" "b \xEF\xBF\xBD \xEF\xBF\xBDx \xF0\x9F\x98\x80");
+    CHECK(std::get<tool_reply>(*m).output ==
+          "a\xEF\xBF\xBD"
+          "b \xEF\xBF\xBD \xEF\xBF\xBDx \xF0\x9F\x98\x80");
     // Re-encoded, the replacement characters are valid UTF-8 and are written raw.
-    CHECK(encoded(*m).find("\"output\":\"a\xEF\xBF\xBD" "b") != std::string::npos);
+    CHECK(encoded(*m).find("\"output\":\"a\xEF\xBF\xBD"
+                           "b") != std::string::npos);
 }
 
 TEST_CASE("a2a.codec: decoding accepts any valid JSON: whitespace, key order, escapes", "[a2a][codec]") {
@@ -249,25 +255,29 @@ TEST_CASE("a2a.codec: decoding accepts any valid JSON: whitespace, key order, es
     const auto& call = std::get<tool_request>(*m);
     CHECK(call.name == "ping");
     CHECK(call.input->text() == R"({"b":[1,2.50,-1e3],"a":"\u0041\/"})");
-    CHECK(encoded(*m) ==
-          R"({"protocol":"io.choria.fisk-ai.v1.tool.request","id":"i","request":"r","conversation":"c",)"
-          R"("sequence":0,"time":"2026-05-04T09:15:27.482913304Z","sender":{"name":"caller"},)"
-          R"("name":"ping","input":{"b":[1,2.50,-1e3],"a":"\u0041\/"}})");
+    CHECK(encoded(*m) == R"({"protocol":"io.choria.fisk-ai.v1.tool.request","id":"i","request":"r","conversation":"c",)"
+                         R"("sequence":0,"time":"2026-05-04T09:15:27.482913304Z","sender":{"name":"caller"},)"
+                         R"("name":"ping","input":{"b":[1,2.50,-1e3],"a":"\u0041\/"}})");
 }
 
 TEST_CASE("a2a.codec: a duplicate key: the last one wins, for typed and raw fields alike", "[a2a][codec]") {
-    const auto m = decode(a2a_test::body(protocols::tool_request, R"(,"name":"a","input":{"x":1},"name":"b","input":{"y":2})"));
+    const auto m =
+        decode(a2a_test::body(protocols::tool_request, R"(,"name":"a","input":{"x":1},"name":"b","input":{"y":2})"));
     REQUIRE(m);
     CHECK(std::get<tool_request>(*m).name == "b");
     CHECK(std::get<tool_request>(*m).input->text() == R"({"y":2})");
 }
 
-TEST_CASE("a2a.codec: raw JSON is compacted, its numbers and escapes kept verbatim, HTML-escaped on output", "[a2a][codec]") {
+TEST_CASE("a2a.codec: raw JSON is compacted, its numbers and escapes kept verbatim, HTML-escaped on output",
+          "[a2a][codec]") {
     tool_request call;
-    call.input = raw(" {\"big\" : 123456789012345678901234567890, \"f\": 1.0E+2, \"s\":\"<&>\u2028\", \"e\":\"\\u003c\"} ");
-    CHECK(call.input->text() == "{\"big\":123456789012345678901234567890,\"f\":1.0E+2,\"s\":\"<&>\u2028\",\"e\":\"\\u003c\"}");
+    call.input =
+        raw(" {\"big\" : 123456789012345678901234567890, \"f\": 1.0E+2, \"s\":\"<&>\u2028\", \"e\":\"\\u003c\"} ");
+    CHECK(call.input->text() ==
+          "{\"big\":123456789012345678901234567890,\"f\":1.0E+2,\"s\":\"<&>\u2028\",\"e\":\"\\u003c\"}");
     const auto text = encoded(call);
-    CHECK(text.ends_with(R"("input":{"big":123456789012345678901234567890,"f":1.0E+2,"s":"\u003c\u0026\u003e\u2028","e":"\u003c"}})"));
+    CHECK(text.ends_with(
+        R"("input":{"big":123456789012345678901234567890,"f":1.0E+2,"s":"\u003c\u0026\u003e\u2028","e":"\u003c"}})"));
     CHECK_FALSE(raw_json::parse("{\"a\":").has_value());
     CHECK(raw_json::parse("{\"a\":").error().code == errc::invalid_json);
 }
@@ -280,20 +290,27 @@ TEST_CASE("a2a.codec: a null input is carried as Go carries a null RawMessage", 
 }
 
 TEST_CASE("a2a.codec: raw_json::from_value writes a generic value as Go marshals a map", "[a2a][codec]") {
-    const auto v = boost::json::parse(R"({"type":"object","properties":{"z":{"type":"integer","maximum":1e21},"a":{"minimum":0.000001,"x":1e-7,"f":1.5,"n":-0.0}},"required":["z","a"],"<":"&"})");
-    CHECK(raw_json::from_value(v).text() ==
-          R"({"\u003c":"\u0026","properties":{"a":{"f":1.5,"minimum":0.000001,"n":-0,"x":1e-7},"z":{"maximum":1e+21,"type":"integer"}},"required":["z","a"],"type":"object"})");
+    const auto v = boost::json::parse(
+        R"({"type":"object","properties":{"z":{"type":"integer","maximum":1e21},"a":{"minimum":0.000001,"x":1e-7,"f":1.5,"n":-0.0}},"required":["z","a"],"<":"&"})");
+    CHECK(
+        raw_json::from_value(v).text() ==
+        R"({"\u003c":"\u0026","properties":{"a":{"f":1.5,"minimum":0.000001,"n":-0,"x":1e-7},"z":{"maximum":1e+21,"type":"integer"}},"required":["z","a"],"type":"object"})");
 }
 
 TEST_CASE("a2a.codec: encoding a block adds the type discriminator and sorts the keys", "[a2a][codec]") {
     CHECK(encode(block{text_block{"hi"}}).value() == R"({"text":"hi","type":"text"})");
-    CHECK(encode(block{thinking_block{"t", "s", "p"}}).value() == R"({"provider":"p","signature":"s","text":"t","type":"thinking"})");
+    CHECK(encode(block{thinking_block{"t", "s", "p"}}).value() ==
+          R"({"provider":"p","signature":"s","text":"t","type":"thinking"})");
     CHECK(encode(block{thinking_block{"t", "", ""}}).value() == R"({"text":"t","type":"thinking"})");
-    CHECK(encode(block{tool_call_block{"1", "n", std::nullopt}}).value() == R"({"id":"1","name":"n","type":"tool_call"})");
-    CHECK(encode(block{tool_result_block{"1", false, "", std::nullopt}}).value() == R"({"call_id":"1","type":"tool_result"})");
-    CHECK(encode(block{tool_result_block{"1", true, "o", exec_result{"c", 1, true}}}).value() ==
-          R"({"call_id":"1","exec":{"command":"c","exit_code":1,"truncated":true},"is_error":true,"output":"o","type":"tool_result"})");
-    CHECK(encode(block{agent_call_block{"1", "n", "t"}}).value() == R"({"id":"1","name":"n","task":"t","type":"agent_call"})");
+    CHECK(encode(block{tool_call_block{"1", "n", std::nullopt}}).value() ==
+          R"({"id":"1","name":"n","type":"tool_call"})");
+    CHECK(encode(block{tool_result_block{"1", false, "", std::nullopt}}).value() ==
+          R"({"call_id":"1","type":"tool_result"})");
+    CHECK(
+        encode(block{tool_result_block{"1", true, "o", exec_result{"c", 1, true}}}).value() ==
+        R"({"call_id":"1","exec":{"command":"c","exit_code":1,"truncated":true},"is_error":true,"output":"o","type":"tool_result"})");
+    CHECK(encode(block{agent_call_block{"1", "n", "t"}}).value() ==
+          R"({"id":"1","name":"n","task":"t","type":"agent_call"})");
     CHECK(encode(block{status_block{}}).value() == R"({"type":"status"})");
     CHECK(encode(block{status_block{0, "", usage{}}}).value() == R"({"type":"status","usage":{}})");
 }
@@ -346,7 +363,8 @@ TEST_CASE("a2a.codec: decoding dispatches on protocol and refuses an unknown one
 
 TEST_CASE("a2a.codec: the typed decode is as strict as Go's", "[a2a][codec]") {
     auto field_error = [](std::string_view payload_and_header) {
-        const auto m = decode(std::string(R"({"protocol":"io.choria.fisk-ai.v1.tool.reply",)") + std::string(payload_and_header) + "}");
+        const auto m = decode(std::string(R"({"protocol":"io.choria.fisk-ai.v1.tool.reply",)") +
+                              std::string(payload_and_header) + "}");
         REQUIRE_FALSE(m);
         return m.error();
     };
@@ -358,11 +376,14 @@ TEST_CASE("a2a.codec: the typed decode is as strict as Go's", "[a2a][codec]") {
     CHECK(field_error(R"("exec":{"exit_code":9223372036854775808})").message ==
           R"(invalid field value: "exec.exit_code": number out of range for a 64-bit signed integer)");
     CHECK(field_error(R"("output":5)").message == R"(invalid field value: "output": want a string, got a number)");
-    CHECK(field_error(R"("sender":"caller")").message == R"(invalid field value: "sender": want an object, got a string)");
-    CHECK(field_error(R"("sender":{"name":false})").message == R"(invalid field value: "sender.name": want a string, got a boolean)");
+    CHECK(field_error(R"("sender":"caller")").message ==
+          R"(invalid field value: "sender": want an object, got a string)");
+    CHECK(field_error(R"("sender":{"name":false})").message ==
+          R"(invalid field value: "sender.name": want a string, got a boolean)");
 
     // Nulls are zero values, as in Go; the largest uint64 is a fine sequence.
-    const auto ok = decode(R"({"protocol":"io.choria.fisk-ai.v1.tool.reply","output":null,"recipient":null,"sequence":18446744073709551615})");
+    const auto ok = decode(
+        R"({"protocol":"io.choria.fisk-ai.v1.tool.reply","output":null,"recipient":null,"sequence":18446744073709551615})");
     REQUIRE(ok);
     CHECK(std::get<tool_reply>(*ok).sequence == 18446744073709551615ULL);
     CHECK_FALSE(std::get<tool_reply>(*ok).recipient);
@@ -385,9 +406,10 @@ TEST_CASE("a2a.codec: times: RFC 3339 in, RFC 3339 out with the fraction trimmed
     CHECK(t.seconds() == timestamp::parse("2026-05-04T09:15:27Z")->seconds());
     CHECK(t.offset() == std::chrono::minutes(120));
 
-    for (const char* bad : {"2026-05-04T09:15:27", "2026-05-04t09:15:27Z", "2026-05-04T09:15:27z", "2026-05-04T09:15:27.Z",
-                            "2026-05-04T09:15:27,5Z", "2026-05-04T24:00:00Z", "2026-05-04T09:15:60Z", "2023-02-29T00:00:00Z",
-                            "2026-05-04T09:15:27+0200", "2026-05-04T09:15:27+24:00", "+2026-05-04T09:15:27Z", "", "x"}) {
+    for (const char* bad :
+         {"2026-05-04T09:15:27", "2026-05-04t09:15:27Z", "2026-05-04T09:15:27z", "2026-05-04T09:15:27.Z",
+          "2026-05-04T09:15:27,5Z", "2026-05-04T24:00:00Z", "2026-05-04T09:15:60Z", "2023-02-29T00:00:00Z",
+          "2026-05-04T09:15:27+0200", "2026-05-04T09:15:27+24:00", "+2026-05-04T09:15:27Z", "", "x"}) {
         CAPTURE(bad);
         CHECK_FALSE(timestamp::parse(bad));
     }

@@ -105,8 +105,7 @@ inline bool run_until(asio::io_context& ctx, const std::function<bool()>& done,
 // outside itself (a gate the test holds, a timer).
 inline void run_until_idle(asio::io_context& ctx) {
     if (ctx.stopped()) ctx.restart();
-    while (ctx.poll() != 0) {
-    }
+    while (ctx.poll() != 0) {}
     ctx.restart();
 }
 
@@ -123,9 +122,11 @@ std::shared_ptr<std::optional<T>> start(asio::io_context& ctx, asio::awaitable<T
 
 // Runs `a` to completion within `limit`.
 template <class T>
-T run(asio::io_context& ctx, asio::awaitable<T> a, std::chrono::steady_clock::duration limit = std::chrono::seconds(10)) {
+T run(asio::io_context& ctx, asio::awaitable<T> a,
+      std::chrono::steady_clock::duration limit = std::chrono::seconds(10)) {
     auto out = start(ctx, std::move(a));
-    REQUIRE(run_until(ctx, [&] { return out->has_value(); }, limit));
+    REQUIRE(run_until(
+        ctx, [&] { return out->has_value(); }, limit));
     return std::move(**out);
 }
 
@@ -147,7 +148,8 @@ public:
     std::vector<sent> requests;
     std::deque<fiskai::a2a::result<fiskai::a2a::reply>> answers;
 
-    asio::awaitable<fiskai::a2a::result<fiskai::a2a::reply>> request(fiskai::a2a::route r, std::string agent, std::string body,
+    asio::awaitable<fiskai::a2a::result<fiskai::a2a::reply>> request(fiskai::a2a::route r, std::string agent,
+                                                                     std::string body,
                                                                      std::chrono::steady_clock::duration) override {
         requests.push_back({r, std::move(agent), std::move(body)});
         REQUIRE_FALSE(answers.empty());
@@ -155,7 +157,8 @@ public:
         answers.pop_front();
         co_return a;
     }
-    asio::awaitable<fiskai::a2a::result<std::unique_ptr<fiskai::a2a::intake>>> listen(fiskai::a2a::route, std::string) override {
+    asio::awaitable<fiskai::a2a::result<std::unique_ptr<fiskai::a2a::intake>>> listen(fiskai::a2a::route,
+                                                                                      std::string) override {
         co_return fiskai::a2a::make_error(fiskai::a2a::errc::transport_failure, "scripted transports do not serve");
     }
 };

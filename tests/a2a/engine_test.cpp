@@ -91,17 +91,20 @@ TEST_CASE("a2a.engine: selection drops five classes of tool, logging a reason fo
     auto mute = make_tool({.name = "mute", .description = ""});
     auto twin = make_tool({.name = "ping", .description = "the second ping"});
     auto other = make_tool({.name = "pong"});
-    server s(ctx.get_executor(), {ok, unexposed, unknown_gate, gated, bad_name, mute, twin, nullptr, other}, options(log.sink()));
+    server s(ctx.get_executor(), {ok, unexposed, unknown_gate, gated, bad_name, mute, twin, nullptr, other},
+             options(log.sink()));
 
     REQUIRE(s.exposed().size() == 2);
     CHECK(s.exposed()[0] == ok);
     CHECK(s.exposed()[1] == other);
     CHECK(log.has(log_level::warn, "Skipping tool: it does not declare a2a exposure tool=hidden"));
     CHECK(log.has(log_level::warn,
-                  "Skipping tool: it cannot report whether it is confirmation-gated; it is refused rather than served ungated tool=shrug"));
-    CHECK(log.has(log_level::warn,
-                  "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use ai:deny "
-                  "to suppress this tool=stream_rm"));
+                  "Skipping tool: it cannot report whether it is confirmation-gated; it is refused rather than served "
+                  "ungated tool=shrug"));
+    CHECK(log.has(
+        log_level::warn,
+        "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use ai:deny "
+        "to suppress this tool=stream_rm"));
     CHECK(log.has(log_level::warn, "Skipping tool: not a valid a2a tool name tool=stream.rm"));
     CHECK(log.has(log_level::warn,
                   "Skipping tool: served tools must advertise a description; remote agents will not import a "
@@ -110,9 +113,13 @@ TEST_CASE("a2a.engine: selection drops five classes of tool, logging a reason fo
     CHECK(log.lines.size() == 6);
 }
 
-TEST_CASE("a2a.engine: the agent card: identity, version, the namespace, one descriptor per served tool", "[a2a][engine]") {
+TEST_CASE("a2a.engine: the agent card: identity, version, the namespace, one descriptor per served tool",
+          "[a2a][engine]") {
     asio::io_context ctx;
-    boost::json::object schema = boost::json::parse(R"({"type":"object","properties":{"stream":{"type":"string"}},"required":["stream"],"additionalProperties":false})").as_object();
+    boost::json::object schema =
+        boost::json::parse(
+            R"({"type":"object","properties":{"stream":{"type":"string"}},"required":["stream"],"additionalProperties":false})")
+            .as_object();
     auto info = make_tool({.name = "stream_info", .description = "show a stream\n\nTags: impact:ro", .schema = schema});
     auto ping = make_tool({});
     server s(ctx.get_executor(), {info, ping}, options());
@@ -125,8 +132,9 @@ TEST_CASE("a2a.engine: the agent card: identity, version, the namespace, one des
     REQUIRE(card.tools.size() == 2);
     CHECK(card.tools[0].name == "stream_info");
     CHECK(card.tools[0].description == "show a stream\n\nTags: impact:ro");
-    CHECK(card.tools[0].input_schema->text() ==
-          R"({"additionalProperties":false,"properties":{"stream":{"type":"string"}},"required":["stream"],"type":"object"})");
+    CHECK(
+        card.tools[0].input_schema->text() ==
+        R"({"additionalProperties":false,"properties":{"stream":{"type":"string"}},"required":["stream"],"type":"object"})");
     CHECK(card.tools[1].input_schema->text() == R"({"type":"object"})");
 
     // Computed once: what a tool says later does not change it.
@@ -141,11 +149,12 @@ TEST_CASE("a2a.engine: the agent card: identity, version, the namespace, one des
     CHECK(unversioned.card().version == "dev");
     CHECK(unversioned.card().tools.empty());
 
-    CHECK_THROWS_AS(server(ctx.get_executor(), {}, [] {
-                        auto o = options();
-                        o.identity = "a.b";
-                        return o;
-                    }()),
+    CHECK_THROWS_AS(server(ctx.get_executor(), {},
+                           [] {
+                               auto o = options();
+                               o.identity = "a.b";
+                               return o;
+                           }()),
                     std::invalid_argument);
 }
 
@@ -177,22 +186,27 @@ TEST_CASE("a2a.engine: intake refuses bad bodies with a 400 and Go's description
         CHECK(rep.error->code == 400);
         return rep.error->description;
     };
-    CHECK(refusal(route::discovery, tool_call_body("ping")) ==
-          R"(unexpected message protocol: got "io.choria.fisk-ai.v1.tool.request", want "io.choria.fisk-ai.v1.discovery.request")");
-    CHECK(refusal(route::tool, discovery_body()) ==
-          R"(unexpected message protocol: got "io.choria.fisk-ai.v1.discovery.request", want "io.choria.fisk-ai.v1.tool.request")");
+    CHECK(
+        refusal(route::discovery, tool_call_body("ping")) ==
+        R"(unexpected message protocol: got "io.choria.fisk-ai.v1.tool.request", want "io.choria.fisk-ai.v1.discovery.request")");
+    CHECK(
+        refusal(route::tool, discovery_body()) ==
+        R"(unexpected message protocol: got "io.choria.fisk-ai.v1.discovery.request", want "io.choria.fisk-ai.v1.tool.request")");
     CHECK(refusal(route::tool, std::string(786433, ' ')) == "request exceeds 786432 bytes");
     CHECK(refusal(route::tool, "not json").starts_with("invalid request: invalid JSON"));
     CHECK(refusal(route::tool, a2a_test::body("nope")) == R"(invalid request: unknown protocol: "nope")");
     const auto schema = refusal(route::tool, a2a_test::body(protocols::tool_request, R"(,"name":"ping","prompt":"x")"));
     CHECK(schema.starts_with("invalid request: schema validation failed: tool.request.json: /prompt"));
-    CHECK(refusal(route::tool, a2a_test::body(protocols::tool_request, R"(,"name":"ping")").replace(a2a_test::body(protocols::tool_request).find("2026-05-04T"), 10, "2026/05/04"))
+    CHECK(refusal(route::tool,
+                  a2a_test::body(protocols::tool_request, R"(,"name":"ping")")
+                      .replace(a2a_test::body(protocols::tool_request).find("2026-05-04T"), 10, "2026/05/04"))
               .starts_with("unexpected message protocol: invalid field value: \"time\""));
     // Descriptions are one line: they travel in a header.
     CHECK(refusal(route::tool, "{\n").find('\n') == std::string::npos);
 }
 
-TEST_CASE("a2a.engine: an unknown or dropped tool is answered in-band, without a slot, and nothing runs", "[a2a][engine]") {
+TEST_CASE("a2a.engine: an unknown or dropped tool is answered in-band, without a slot, and nothing runs",
+          "[a2a][engine]") {
     asio::io_context ctx;
     log_capture log;
     auto gated = make_tool({.name = "stream_rm", .posture = toolkit::confirm_posture::required});
@@ -213,25 +227,37 @@ TEST_CASE("a2a.engine: an unknown or dropped tool is answered in-band, without a
     CHECK(log.has(log_level::warn, "Rejecting unknown tool call tool=missing sender=caller"));
 
     // The name is quoted as Go's %q quotes it.
-    CHECK(reply_of(s.admit(route::tool, tool_call_body("a\"b\\c\x01"))).output == R"(tool "a\"b\\c\x01" is not available)");
+    CHECK(reply_of(s.admit(route::tool, tool_call_body("a\"b\\c\x01"))).output ==
+          R"(tool "a\"b\\c\x01" is not available)");
 }
 
 TEST_CASE("a2a.engine: a call's outcome becomes its reply", "[a2a][engine]") {
     asio::io_context ctx;
     log_capture log;
-    auto exit3 = make_tool({.name = "stream_info", .title = "stream info", .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        co_return toolkit::outcome::from_command({"stream info -- ORDERS", 3, "boom\n", true});
-    }});
-    auto broken = make_tool({.name = "broken", .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        co_return toolkit::outcome::failure("building command line for \"broken\": unknown property \"x\"");
-    }});
-    auto builtin = make_tool({.name = "lookup", .kind = toolkit::tool_kind::builtin, .run = [](const boost::json::value& args, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        co_return toolkit::outcome::from_json(boost::json::value{{"z", 1}, {"a", args}});
-    }});
-    auto thrower = make_tool({.name = "thrower", .kind = toolkit::tool_kind::builtin, .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        throw std::runtime_error("kaboom");
-        co_return toolkit::outcome::failure("unreachable");
-    }});
+    auto exit3 =
+        make_tool({.name = "stream_info",
+                   .title = "stream info",
+                   .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                       co_return toolkit::outcome::from_command({"stream info -- ORDERS", 3, "boom\n", true});
+                   }});
+    auto broken = make_tool(
+        {.name = "broken",
+         .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+             co_return toolkit::outcome::failure("building command line for \"broken\": unknown property \"x\"");
+         }});
+    auto builtin = make_tool(
+        {.name = "lookup",
+         .kind = toolkit::tool_kind::builtin,
+         .run = [](const boost::json::value& args, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+             co_return toolkit::outcome::from_json(boost::json::value{{"z", 1}, {"a", args}});
+         }});
+    auto thrower =
+        make_tool({.name = "thrower",
+                   .kind = toolkit::tool_kind::builtin,
+                   .run = [](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                       throw std::runtime_error("kaboom");
+                       co_return toolkit::outcome::failure("unreachable");
+                   }});
     auto ping = make_tool({});
     server s(ctx.get_executor(), {exit3, broken, builtin, thrower, ping}, options(log.sink()));
 
@@ -293,16 +319,18 @@ TEST_CASE("a2a.engine: a call's outcome becomes its reply", "[a2a][engine]") {
 TEST_CASE("a2a.engine: a call that outlives the timeout is cancelled and answered in-band", "[a2a][engine]") {
     asio::io_context ctx;
     bool cancelled = false;
-    auto slow = make_tool({.name = "ping", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        asio::steady_timer forever(co_await asio::this_coro::executor, std::chrono::hours(1));
-        try {
-            co_await forever.async_wait(asio::use_awaitable);
-        } catch (const boost::system::system_error&) {
-            cancelled = true;
-            throw;
-        }
-        co_return toolkit::outcome::from_command({"ping", 0, "late", false});
-    }});
+    auto slow =
+        make_tool({.name = "ping",
+                   .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                       asio::steady_timer forever(co_await asio::this_coro::executor, std::chrono::hours(1));
+                       try {
+                           co_await forever.async_wait(asio::use_awaitable);
+                       } catch (const boost::system::system_error&) {
+                           cancelled = true;
+                           throw;
+                       }
+                       co_return toolkit::outcome::from_command({"ping", 0, "late", false});
+                   }});
     auto o = options();
     o.call_timeout = 50ms;
     server s(ctx.get_executor(), {slow}, o);
@@ -316,13 +344,16 @@ TEST_CASE("a2a.engine: a call that outlives the timeout is cancelled and answere
     CHECK(cancelled);
 }
 
-TEST_CASE("a2a.engine: with concurrency 1 a second call never starts before the first releases its slot", "[a2a][engine]") {
+TEST_CASE("a2a.engine: with concurrency 1 a second call never starts before the first releases its slot",
+          "[a2a][engine]") {
     asio::io_context ctx;
     gate g(ctx);
-    auto blocking = make_tool({.name = "block", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        co_await g.pass();
-        co_return toolkit::outcome::from_command({"block", 0, "done\n", false});
-    }});
+    auto blocking =
+        make_tool({.name = "block",
+                   .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                       co_await g.pass();
+                       co_return toolkit::outcome::from_command({"block", 0, "done\n", false});
+                   }});
     memory_transport bus(ctx.get_executor());
     server s(ctx.get_executor(), {blocking}, options({}, 1));
     auto serving = start(ctx, serve_until_stopped(s, bus));
@@ -370,10 +401,12 @@ TEST_CASE("a2a.engine: with concurrency 1 a second call never starts before the 
 TEST_CASE("a2a.engine: the default bound lets two calls run at once, and stop() waits for them", "[a2a][engine]") {
     asio::io_context ctx;
     gate g(ctx);
-    auto blocking = make_tool({.name = "block", .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
-        co_await g.pass();
-        co_return toolkit::outcome::from_command({"block", 0, "done\n", false});
-    }});
+    auto blocking =
+        make_tool({.name = "block",
+                   .run = [&](const boost::json::value&, toolkit::call_options) -> asio::awaitable<toolkit::outcome> {
+                       co_await g.pass();
+                       co_return toolkit::outcome::from_command({"block", 0, "done\n", false});
+                   }});
     memory_transport bus(ctx.get_executor());
     server s(ctx.get_executor(), {blocking}, options());
     auto serving = start(ctx, serve_until_stopped(s, bus));

@@ -61,13 +61,15 @@ TEST_CASE("a2a.hostile: deep nesting is refused without exhausting the stack", "
     CHECK(default_validator().check(nested_input(9999)).error().code == errc::invalid_json);
 
     // Deep unknown properties are parsed (within the limit) and discarded.
-    const auto deep_unknown = body(protocols::tool_request, R"(,"name":"n","junk":)" + std::string(9000, '[') + std::string(9000, ']'));
+    const auto deep_unknown =
+        body(protocols::tool_request, R"(,"name":"n","junk":)" + std::string(9000, '[') + std::string(9000, ']'));
     const auto accepted = default_validator().check(deep_unknown);
     REQUIRE(accepted);
     CHECK(encode(*accepted).value().find("junk") == std::string::npos);
 }
 
-TEST_CASE("a2a.hostile: huge strings: carried when legitimate, refused quickly where a pattern applies", "[a2a][hostile]") {
+TEST_CASE("a2a.hostile: huge strings: carried when legitimate, refused quickly where a pattern applies",
+          "[a2a][hostile]") {
     const std::string big(700000, 'a');
     CHECK(default_validator().check(body(protocols::tool_reply, R"(,"output":")" + big + "\"")));
 
@@ -89,9 +91,8 @@ TEST_CASE("a2a.hostile: huge strings: carried when legitimate, refused quickly w
 
 TEST_CASE("a2a.hostile: wrong types in every header field are refused", "[a2a][hostile]") {
     const std::vector<std::pair<std::string, std::string>> fields = {
-        {"id", "1"},           {"request", "[]"},     {"conversation", "{}"}, {"parent", "true"},
-        {"sequence", "\"0\""}, {"time", "0"},         {"sender", "[]"},       {"recipient", "\"svc\""},
-        {"must_understand", "1"},
+        {"id", "1"},   {"request", "[]"}, {"conversation", "{}"},   {"parent", "true"},       {"sequence", "\"0\""},
+        {"time", "0"}, {"sender", "[]"},  {"recipient", "\"svc\""}, {"must_understand", "1"},
     };
     for (const auto& [field, value] : fields) {
         CAPTURE(field, value);
@@ -105,8 +106,9 @@ TEST_CASE("a2a.hostile: wrong types in every header field are refused", "[a2a][h
 }
 
 TEST_CASE("a2a.hostile: bodies that are not objects, not JSON, or JSON with trailing garbage", "[a2a][hostile]") {
-    for (const char* bad : {"", " ", "null", "1", "\"x\"", "[]", "true", "{", "}", "{}x", "{\"a\":1}{}", "\xEF\xBB\xBF{}",
-                            "{\"protocol\":\"io.choria.fisk-ai.v1.tool.reply\",}", "{'protocol':1}", "{\"a\":NaN}"}) {
+    for (const char* bad :
+         {"", " ", "null", "1", "\"x\"", "[]", "true", "{", "}", "{}x", "{\"a\":1}{}", "\xEF\xBB\xBF{}",
+          "{\"protocol\":\"io.choria.fisk-ai.v1.tool.reply\",}", "{'protocol':1}", "{\"a\":NaN}"}) {
         CAPTURE(bad);
         const auto r = default_validator().check(bad);
         REQUIRE_FALSE(r);
@@ -151,12 +153,14 @@ TEST_CASE("a2a.hostile: many unknown keys are accepted and discarded", "[a2a][ho
 
 TEST_CASE("a2a.hostile: numbers out of every range", "[a2a][hostile]") {
     // Raw input keeps them verbatim.
-    const auto m = default_validator().check(body(protocols::tool_request, R"(,"name":"n","input":{"a":1e400,"b":-1e-400,"c":123456789012345678901234567890})"));
+    const auto m = default_validator().check(body(
+        protocols::tool_request, R"(,"name":"n","input":{"a":1e400,"b":-1e-400,"c":123456789012345678901234567890})"));
     REQUIRE(m);
     CHECK(std::get<tool_request>(*m).input->text() == R"({"a":1e400,"b":-1e-400,"c":123456789012345678901234567890})");
     // Typed integers do not.
     CHECK_FALSE(default_validator().check(body(protocols::tool_reply, R"(,"exec":{"exit_code":1e400})")));
-    CHECK_FALSE(default_validator().check(body(protocols::tool_reply, R"(,"exec":{"exit_code":99999999999999999999})")));
+    CHECK_FALSE(
+        default_validator().check(body(protocols::tool_reply, R"(,"exec":{"exit_code":99999999999999999999})")));
 }
 
 TEST_CASE("a2a.hostile: an escaped NUL cannot shorten a string past the schema", "[a2a][hostile]") {
@@ -166,10 +170,12 @@ TEST_CASE("a2a.hostile: an escaped NUL cannot shorten a string past the schema",
     sender.replace(sender.find("caller"), 6, R"(a\u0000b)");
     CHECK(default_validator().check(sender).error().code == errc::schema_violation);
 
-    CHECK(default_validator().check(body(R"(io.choria.fisk-ai.v1.tool.request\u0000)", R"(,"name":"n")")).error().code ==
-          errc::unknown_protocol);
+    CHECK(
+        default_validator().check(body(R"(io.choria.fisk-ai.v1.tool.request\u0000)", R"(,"name":"n")")).error().code ==
+        errc::unknown_protocol);
 
-    const auto block = default_validator().check(body(protocols::task_event, R"(,"block":{"type":"text\u0000","text":"t"})"));
+    const auto block =
+        default_validator().check(body(protocols::task_event, R"(,"block":{"type":"text\u0000","text":"t"})"));
     REQUIRE(block);
     CHECK(std::get<unknown_block>(std::get<task_event>(*block).block).type() == std::string("text\0", 5));
 

@@ -28,7 +28,8 @@ TEST_CASE("a2a.ids: fresh ids are 27 base-62 characters, distinct, and time-orde
     for (int i = 0; i < 1000; ++i) {
         const auto id = new_id();
         REQUIRE(id.size() == ksuid_length);
-        REQUIRE(id.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") == std::string::npos);
+        REQUIRE(id.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
+                std::string::npos);
         CHECK(seen.insert(id).second);
     }
     CHECK(ksuid_timestamp(std::chrono::system_clock::from_time_t(1'400'000'000)) == 0);

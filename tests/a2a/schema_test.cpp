@@ -27,10 +27,16 @@ struct shape {
 const std::vector<shape>& shapes() {
     static const std::vector<shape> all = {
         {protocols::discovery_request, {}, {}, ""},
-        {protocols::discovery_reply, {"name", "version", "description", "protocols", "tools"}, {"name", "version"}, R"(,"name":"svc","version":"v1")"},
+        {protocols::discovery_reply,
+         {"name", "version", "description", "protocols", "tools"},
+         {"name", "version"},
+         R"(,"name":"svc","version":"v1")"},
         {protocols::tool_request, {"name", "input"}, {"name"}, R"(,"name":"ping")"},
         {protocols::tool_reply, {"is_error", "output", "exec"}, {}, ""},
-        {protocols::task_request, {"prompt", "context", "tool_hints", "budget", "stream"}, {"prompt"}, R"(,"prompt":"p")"},
+        {protocols::task_request,
+         {"prompt", "context", "tool_hints", "budget", "stream"},
+         {"prompt"},
+         R"(,"prompt":"p")"},
         {protocols::task_event, {"block"}, {"block"}, R"(,"block":{"type":"text","text":"t"})"},
         {protocols::task_result, {"stop_reason", "text", "usage"}, {"stop_reason"}, R"(,"stop_reason":"end_turn")"},
         {protocols::task_error, {"stop_reason", "error", "code"}, {"error"}, R"(,"error":"e")"},
@@ -43,13 +49,27 @@ const std::vector<shape>& shapes() {
 // A value each payload field would accept in its own message.
 const std::map<std::string, std::string>& sample_values() {
     static const std::map<std::string, std::string> values = {
-        {"name", R"("x")"},           {"version", R"("v")"},      {"description", R"("d")"},
-        {"protocols", "[]"},          {"tools", "[]"},            {"input", "{}"},
-        {"is_error", "true"},         {"output", R"("o")"},       {"exec", "{}"},
-        {"prompt", R"("p")"},         {"context", R"("c")"},      {"tool_hints", "[]"},
-        {"budget", "{}"},             {"stream", "true"},         {"block", R"({"type":"text","text":"t"})"},
-        {"stop_reason", R"("end_turn")"}, {"text", R"("t")"},     {"usage", "{}"},
-        {"error", R"("e")"},          {"code", R"("c")"},         {"reason", R"("r")"},
+        {"name", R"("x")"},
+        {"version", R"("v")"},
+        {"description", R"("d")"},
+        {"protocols", "[]"},
+        {"tools", "[]"},
+        {"input", "{}"},
+        {"is_error", "true"},
+        {"output", R"("o")"},
+        {"exec", "{}"},
+        {"prompt", R"("p")"},
+        {"context", R"("c")"},
+        {"tool_hints", "[]"},
+        {"budget", "{}"},
+        {"stream", "true"},
+        {"block", R"({"type":"text","text":"t"})"},
+        {"stop_reason", R"("end_turn")"},
+        {"text", R"("t")"},
+        {"usage", "{}"},
+        {"error", R"("e")"},
+        {"code", R"("c")"},
+        {"reason", R"("r")"},
         {"accepted", "true"},
     };
     return values;
@@ -100,7 +120,8 @@ TEST_CASE("a2a.schema: each schema requires its own fields", "[a2a][schema]") {
             for (const auto& other : s.required) {
                 if (other != field) payload += ",\"" + other + "\":" + sample_values().at(other);
             }
-            if (s.protocol == protocols::discovery_reply) payload = field == "name" ? R"(,"version":"v")" : R"(,"name":"n")";
+            if (s.protocol == protocols::discovery_reply)
+                payload = field == "name" ? R"(,"version":"v")" : R"(,"name":"n")";
             const auto r = check(body(s.protocol, payload));
             REQUIRE_FALSE(r);
             CHECK(r.error().code == errc::schema_violation);
@@ -114,7 +135,8 @@ TEST_CASE("a2a.schema: each schema requires its own fields", "[a2a][schema]") {
         doc.erase(field);
         const auto r = check(boost::json::serialize(doc));
         REQUIRE_FALSE(r);
-        CHECK(r.error().code == (std::string_view(field) == "protocol" ? errc::unknown_protocol : errc::schema_violation));
+        CHECK(r.error().code ==
+              (std::string_view(field) == "protocol" ? errc::unknown_protocol : errc::schema_violation));
     }
 }
 
@@ -129,12 +151,14 @@ TEST_CASE("a2a.schema: unknown properties are accepted and discarded", "[a2a][sc
 
     // In nested records too.
     CHECK(check(body(protocols::tool_reply, R"(,"exec":{"command":"c","pid":7})")));
-    CHECK(check(a2a_test::body(protocols::tool_request, R"(,"name":"n")").replace(0, 1, R"({"sender2":{"name":"x.y"},)")));
+    CHECK(check(
+        a2a_test::body(protocols::tool_request, R"(,"name":"n")").replace(0, 1, R"({"sender2":{"name":"x.y"},)")));
 }
 
 TEST_CASE("a2a.schema: an unknown protocol id is refused outright, not as a schema failure", "[a2a][schema]") {
     CHECK(error_of(body("nope")) == R"(unknown protocol: "nope")");
-    CHECK(error_of(body("io.choria.fisk-ai.v2.tool.request")) == R"(unknown protocol: "io.choria.fisk-ai.v2.tool.request")");
+    CHECK(error_of(body("io.choria.fisk-ai.v2.tool.request")) ==
+          R"(unknown protocol: "io.choria.fisk-ai.v2.tool.request")");
     CHECK(error_of(R"({"id":"x"})") == R"(unknown protocol: "")");
 }
 
@@ -143,15 +167,16 @@ TEST_CASE("a2a.schema: protocol is a constant per schema, and the path check ref
     const auto r = default_validator().check(discovery, protocols::tool_request);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == errc::protocol_mismatch);
-    CHECK(r.error().message ==
-          R"(unexpected message protocol: got "io.choria.fisk-ai.v1.discovery.request", want "io.choria.fisk-ai.v1.tool.request")");
+    CHECK(
+        r.error().message ==
+        R"(unexpected message protocol: got "io.choria.fisk-ai.v1.discovery.request", want "io.choria.fisk-ai.v1.tool.request")");
     CHECK(default_validator().check_as<discovery_request>(discovery));
     CHECK_FALSE(default_validator().check_as<tool_request>(discovery));
 }
 
 TEST_CASE("a2a.schema: stop reasons: the known ones, and an unknown one carried", "[a2a][schema]") {
-    for (const char* reason : {"end_turn", "max_tokens", "refusal", "canceled", "error", "budget_exhausted", "suspended",
-                               "max_iterations", "tea_break"}) {
+    for (const char* reason : {"end_turn", "max_tokens", "refusal", "canceled", "error", "budget_exhausted",
+                               "suspended", "max_iterations", "tea_break"}) {
         CAPTURE(reason);
         const auto m = check(body(protocols::task_result, std::string(R"(,"stop_reason":")") + reason + "\""));
         REQUIRE(m);
@@ -172,10 +197,10 @@ TEST_CASE("a2a.schema: identities are single subject tokens", "[a2a][schema]") {
     CHECK(check(with_sender(R"({"name":"caller"})")));
     CHECK(check(with_sender(R"({"name":"a_b-C9","instance":"i-1"})")));
     CHECK(check(with_sender("{\"name\":\"" + std::string(128, 'a') + "\"}")));
-    for (std::string bad : std::vector<std::string>{R"({"name":""})", R"({"name":"a.b"})", R"({"name":"a b"})", R"({"name":"a*"})",
-                            R"({"name":">"})", R"({"name":"agent\n"})", R"({"name":"caf\u00e9"})", R"({})",
-                            R"({"name":"ok","instance":"x.y"})", R"({"name":"ok","instance":""})", R"("caller")",
-                            "{\"name\":\"" + std::string(129, 'a') + "\"}"}) {
+    for (std::string bad : std::vector<std::string>{
+             R"({"name":""})", R"({"name":"a.b"})", R"({"name":"a b"})", R"({"name":"a*"})", R"({"name":">"})",
+             R"({"name":"agent\n"})", R"({"name":"caf\u00e9"})", R"({})", R"({"name":"ok","instance":"x.y"})",
+             R"({"name":"ok","instance":""})", R"("caller")", "{\"name\":\"" + std::string(129, 'a') + "\"}"}) {
         CAPTURE(bad);
         const auto r = check(with_sender(bad));
         REQUIRE_FALSE(r);
@@ -196,15 +221,17 @@ TEST_CASE("a2a.schema: the request id's character set and length are constrained
     };
     CHECK(check(with_request("x")));
     CHECK(check(with_request(std::string(64, 'k'))));
-    for (std::string bad : std::vector<std::string>{std::string(), std::string(65, 'k'), std::string("a.b"), std::string("a*"), std::string("a>"),
-                            std::string("a b"), std::string("a/b")}) {
+    for (std::string bad :
+         std::vector<std::string>{std::string(), std::string(65, 'k'), std::string("a.b"), std::string("a*"),
+                                  std::string("a>"), std::string("a b"), std::string("a/b")}) {
         CAPTURE(bad);
         CHECK_FALSE(check(with_request(bad)));
     }
     CHECK(check(body(protocols::discovery_request, R"(,"parent":"p-1")")));
     CHECK_FALSE(check(body(protocols::discovery_request, R"(,"parent":"p.1")")));
     // id and conversation are opaque.
-    CHECK(check(body(protocols::discovery_request).replace(body(protocols::discovery_request).find(R"("id":")") + 6, 27, "any thing.*>")));
+    CHECK(check(body(protocols::discovery_request)
+                    .replace(body(protocols::discovery_request).find(R"("id":")") + 6, 27, "any thing.*>")));
     CHECK(is_valid_request_id(std::string(64, 'a')));
     CHECK_FALSE(is_valid_request_id(std::string(65, 'a')));
 }
@@ -214,8 +241,10 @@ TEST_CASE("a2a.schema: field types: wrong types, null input, non-object schemas"
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":"n","input":[1])")));
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":"n","input":"{}")")));
     CHECK_FALSE(check(body(protocols::tool_request, R"(,"name":7)")));
-    CHECK_FALSE(check(body(protocols::discovery_reply, R"(,"name":"n","version":"v","tools":[{"name":"t","input_schema":null}])")));
-    CHECK_FALSE(check(body(protocols::discovery_reply, R"(,"name":"n","version":"v","tools":[{"description":"no name"}])")));
+    CHECK_FALSE(check(
+        body(protocols::discovery_reply, R"(,"name":"n","version":"v","tools":[{"name":"t","input_schema":null}])")));
+    CHECK_FALSE(
+        check(body(protocols::discovery_reply, R"(,"name":"n","version":"v","tools":[{"description":"no name"}])")));
     CHECK_FALSE(check(body(protocols::discovery_reply, R"(,"name":"n","version":"v","protocols":[1])")));
     CHECK_FALSE(check(body(protocols::tool_reply, R"(,"exec":{"exit_code":"3"})")));
     CHECK_FALSE(check(body(protocols::tool_reply, R"(,"is_error":"true")")));
@@ -223,16 +252,23 @@ TEST_CASE("a2a.schema: field types: wrong types, null input, non-object schemas"
     CHECK_FALSE(check(body(protocols::task_request, R"(,"prompt":"p","tool_hints":"x")")));
     CHECK_FALSE(check(body(protocols::task_result, R"(,"stop_reason":"end_turn","usage":{"input_tokens":-1})")));
     CHECK_FALSE(check(body(protocols::discovery_request, R"(,"must_understand":"yes")")));
-    CHECK_FALSE(check(body(protocols::discovery_request).replace(body(protocols::discovery_request).find(R"("sequence":0)"), 12, R"("sequence":-1)")));
-    CHECK_FALSE(check(body(protocols::discovery_request).replace(body(protocols::discovery_request).find(R"("sequence":0)"), 12, R"("sequence":1.0)")));
+    CHECK_FALSE(
+        check(body(protocols::discovery_request)
+                  .replace(body(protocols::discovery_request).find(R"("sequence":0)"), 12, R"("sequence":-1)")));
+    CHECK_FALSE(
+        check(body(protocols::discovery_request)
+                  .replace(body(protocols::discovery_request).find(R"("sequence":0)"), 12, R"("sequence":1.0)")));
     // A time the schema passes (a string) but the strict decode refuses.
-    const auto bad_time = check(body(protocols::discovery_request).replace(body(protocols::discovery_request).find("2026-05-04T"), 10, "2026/05/04"));
+    const auto bad_time = check(body(protocols::discovery_request)
+                                    .replace(body(protocols::discovery_request).find("2026-05-04T"), 10, "2026/05/04"));
     REQUIRE_FALSE(bad_time);
     CHECK(bad_time.error().code == errc::invalid_field);
 }
 
 TEST_CASE("a2a.schema: event blocks: six kinds, a fallback for unknown kinds, siblings refused", "[a2a][schema]") {
-    auto event = [](std::string_view block_json) { return body(protocols::task_event, std::string(R"(,"block":)") + std::string(block_json)); };
+    auto event = [](std::string_view block_json) {
+        return body(protocols::task_event, std::string(R"(,"block":)") + std::string(block_json));
+    };
     CHECK(check(event(R"({"type":"thinking","text":"t","signature":"s","provider":"p"})")));
     CHECK(check(event(R"({"type":"tool_call","id":"1","name":"n","input":{"a":1}})")));
     CHECK(check(event(R"({"type":"tool_result","call_id":"1","exec":{"command":"c"}})")));
@@ -242,12 +278,14 @@ TEST_CASE("a2a.schema: event blocks: six kinds, a fallback for unknown kinds, si
 
     const auto unknown = check(event(R"({"type":"bogus","anything":[1,{"x":null}]})"));
     REQUIRE(unknown);
-    CHECK(std::get<unknown_block>(std::get<task_event>(*unknown).block).raw().text() == R"({"type":"bogus","anything":[1,{"x":null}]})");
+    CHECK(std::get<unknown_block>(std::get<task_event>(*unknown).block).raw().text() ==
+          R"({"type":"bogus","anything":[1,{"x":null}]})");
 
-    for (const char* bad : {R"({})", R"({"type":7})", R"({"type":"text"})", R"({"type":"text","text":"t","call_id":"1"})",
-                            R"({"type":"tool_call","id":"1"})", R"({"type":"tool_call","id":"1","name":"n","input":[]})",
-                            R"({"type":"agent_call","id":"1","name":"n"})", R"({"type":"status","iteration":-1})",
-                            R"({"type":"thinking","text":"t","task":"x"})", R"("text")", R"(null)"}) {
+    for (const char* bad :
+         {R"({})", R"({"type":7})", R"({"type":"text"})", R"({"type":"text","text":"t","call_id":"1"})",
+          R"({"type":"tool_call","id":"1"})", R"({"type":"tool_call","id":"1","name":"n","input":[]})",
+          R"({"type":"agent_call","id":"1","name":"n"})", R"({"type":"status","iteration":-1})",
+          R"({"type":"thinking","text":"t","task":"x"})", R"("text")", R"(null)"}) {
         CAPTURE(bad);
         const auto r = check(event(bad));
         REQUIRE_FALSE(r);
@@ -265,7 +303,8 @@ TEST_CASE("a2a.schema: the schema files carry the note's $ids and compile as dra
         CHECK(doc.at("$id").as_string() == std::string(schema_base_url) + "/" + std::string(f.name));
         CHECK(doc.at("$schema").as_string() == "http://json-schema.org/draft-07/schema#");
         // The embedded bytes are the source tree's file.
-        CHECK(a2a_test::read_file(std::filesystem::path(FISKAI_SOURCE_DIR) / "schemas" / std::string(f.name)) == f.text);
+        CHECK(a2a_test::read_file(std::filesystem::path(FISKAI_SOURCE_DIR) / "schemas" / std::string(f.name)) ==
+              f.text);
     }
     for (auto id : protocols::all) CHECK_FALSE(schema_file_name(id).empty());
     CHECK(schema_file_name(protocols::tool_request) == "tool.request.json");

@@ -26,7 +26,8 @@ inline command_output run_shell(const std::string& script, std::chrono::seconds 
     s.timeout = timeout;
     s.output_cap = 16 * 1024 * 1024;
     auto r = run_awaitable(toolkit::run_process(s), timeout + std::chrono::seconds(10));
-    if (r.state != toolkit::process_result::status::exited) throw std::runtime_error("command did not finish: " + script);
+    if (r.state != toolkit::process_result::status::exited)
+        throw std::runtime_error("command did not finish: " + script);
     return {r.exit_code, r.output};
 }
 

@@ -58,7 +58,8 @@ bool has_msg(const std::vector<json::object>& records, std::string_view msg) {
 TEST_CASE("fisk-ai-mcp --log-format json writes one JSON object per stderr line", "[app][mcp][log]") {
     scratch_dir dir;
     const auto cfg = dir.write("c.yaml", "application_path: " + demo + "\n");
-    for (const auto& args : {" info --config " + cfg + " --log-format json", " --log-format json info --config " + cfg}) {
+    for (const auto& args :
+         {" info --config " + cfg + " --log-format json", " --log-format json info --config " + cfg}) {
         INFO(args);
         auto r = run_shell(mcp + args + " 2>&1 >/dev/null");
         REQUIRE(r.exit_code == 0);

@@ -45,7 +45,8 @@ TEST_CASE("info says on stderr why commands were left out", "[app][mcp]") {
     const auto cfg = dir.write("c.yaml", "application_path: " + demo + "\n");
     auto r = run_shell(mcp + " info --config " + cfg + " 2>&1 >/dev/null");
     CHECK(r.exit_code == 0);
-    CHECK_THAT(r.out, Catch::Contains("left out: debug (hidden)") && Catch::Contains("left out: reset (tagged ai:deny)"));
+    CHECK_THAT(r.out,
+               Catch::Contains("left out: debug (hidden)") && Catch::Contains("left out: reset (tagged ai:deny)"));
     auto table = run_shell(mcp + " info --config " + cfg + " 2>/dev/null");
     CHECK_THAT(table.out, Catch::Contains("stream_rm    yes") && Catch::Contains("Identity: fisk-demo"));
 }

@@ -71,8 +71,7 @@ TEST_CASE("config: an empty document decodes to every default", "[config][decode
 }
 
 TEST_CASE("config: malformed YAML is a parsing config error with its line", "[config][decode]") {
-    CHECK(parse_error("identity: [unterminated") ==
-          "parsing config: line 1: end of sequence flow not found");
+    CHECK(parse_error("identity: [unterminated") == "parsing config: line 1: end of sequence flow not found");
     CHECK(parse_error("identity: a\nllm:\n  model: x\n   provider: y\n") ==
           "parsing config: line 4: illegal map value");
     CHECK(parse_error("identity: a: b\n") == "parsing config: line 1: illegal map value");
@@ -153,8 +152,8 @@ TEST_CASE("config: unknown keys are rejected at every depth with their full path
 }
 
 TEST_CASE("config: options blocks are not checked for unknown keys", "[config][decode]") {
-    const config c = parse("harness:\n  memory:\n    enabled: true\n    options: {anything: 1, goes: [x]}\n",
-                           mode::lenient);
+    const config c =
+        parse("harness:\n  memory:\n    enabled: true\n    options: {anything: 1, goes: [x]}\n", mode::lenient);
     CHECK(c.harness.memory.options_json == R"({"anything":1,"goes":["x"]})");
 }
 
@@ -216,9 +215,10 @@ TEST_CASE("config: integers out of range are rejected", "[config][decode]") {
 }
 
 TEST_CASE("config: booleans and integers follow YAML 1.2 spellings", "[config][decode]") {
-    const config c = parse("harness: {no_tui: True, no_bell: FALSE}\n"
-                           "llm: {budget: {max_tokens: +300, max_output_tokens: 0x10, max_iterations: 0o17}}\n",
-                           mode::lenient);
+    const config c = parse(
+        "harness: {no_tui: True, no_bell: FALSE}\n"
+        "llm: {budget: {max_tokens: +300, max_output_tokens: 0x10, max_iterations: 0o17}}\n",
+        mode::lenient);
     CHECK(c.harness.no_tui);
     CHECK_FALSE(c.harness.no_bell);
     CHECK(c.llm.budget.max_tokens == 300);
@@ -229,9 +229,10 @@ TEST_CASE("config: booleans and integers follow YAML 1.2 spellings", "[config][d
 }
 
 TEST_CASE("config: explicit null values keep the defaults", "[config][decode]") {
-    const config c = parse("identity: ~\nharness:\nllm:\n  provider:\n  budget: {max_tokens: null, call_timeout: ~}\n"
-                           "global_flags: ~\n",
-                           mode::lenient);
+    const config c = parse(
+        "identity: ~\nharness:\nllm:\n  provider:\n  budget: {max_tokens: null, call_timeout: ~}\n"
+        "global_flags: ~\n",
+        mode::lenient);
     CHECK(c.identity == "fisk-ai");
     CHECK(c.llm.provider == "anthropic");
     CHECK(c.llm.budget.max_tokens == 200000);
@@ -246,9 +247,7 @@ TEST_CASE("config: an mcp key with a null value counts as present", "[config][de
         CHECK(c.mcp->port == 0);
         CHECK(c.mcp->confirm_over_mcp == confirm_mode::auto_);
     }
-    SECTION("mcp: ~") {
-        CHECK(parse("expose: {agent: {mcp: ~}}", mode::mcp).mcp.has_value());
-    }
+    SECTION("mcp: ~") { CHECK(parse("expose: {agent: {mcp: ~}}", mode::mcp).mcp.has_value()); }
     SECTION("mcp: {}") {
         const config c = parse("expose: {agent: {mcp: {}}}", mode::mcp);
         REQUIRE(c.mcp.has_value());
@@ -267,8 +266,8 @@ TEST_CASE("config: an mcp key with a null value counts as present", "[config][de
 
 TEST_CASE("config: raw option blocks become canonical compact JSON", "[config][decode]") {
     SECTION("the documented example") {
-        const config c = parse("harness:\n  memory:\n    enabled: true\n    options: {directory: /tmp/mem}\n",
-                               mode::lenient);
+        const config c =
+            parse("harness:\n  memory:\n    enabled: true\n    options: {directory: /tmp/mem}\n", mode::lenient);
         CHECK(c.harness.memory.options_json == R"({"directory":"/tmp/mem"})");
     }
     SECTION("scalars resolve by the YAML 1.2 core schema, keys sorted") {
@@ -316,8 +315,8 @@ TEST_CASE("config: mapping keys must be plain strings", "[config][decode]") {
 }
 
 TEST_CASE("config: strings take any scalar as written", "[config][decode]") {
-    const config c = parse("identity: 123\nsystem_prompt: |\n  line one\n  line two\nnats_context: true\n",
-                           mode::lenient);
+    const config c =
+        parse("identity: 123\nsystem_prompt: |\n  line one\n  line two\nnats_context: true\n", mode::lenient);
     CHECK(c.identity == "123");
     CHECK(c.system_prompt == "line one\nline two\n");
     CHECK(c.nats_context == "true");
@@ -340,7 +339,8 @@ TEST_CASE("config: an options block whose aliases expand without bound is refuse
     CHECK(std::chrono::steady_clock::now() - started < 5s);
 
     SECTION("aliases that stay small still resolve") {
-        const config c = parse("harness:\n  memory:\n    enabled: true\n    options: {a: &x [1, 2], b: *x}\n", mode::lenient);
+        const config c =
+            parse("harness:\n  memory:\n    enabled: true\n    options: {a: &x [1, 2], b: *x}\n", mode::lenient);
         CHECK(c.harness.memory.options_json == R"({"a":[1,2],"b":[1,2]})");
     }
 }

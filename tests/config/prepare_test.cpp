@@ -138,19 +138,23 @@ TEST_CASE("config: the limits validator edges", "[config][prepare]") {
             return "expose: {agent: {" + path + ": {" + std::string(body) + "}}}";
         };
         const std::string prefix = "invalid expose.agent." + path;
-        CHECK(parse_error(doc("max_concurrent_tools: -1")) == prefix + ".max_concurrent_tools -1: must not be negative");
+        CHECK(parse_error(doc("max_concurrent_tools: -1")) ==
+              prefix + ".max_concurrent_tools -1: must not be negative");
         CHECK(parse_error(doc("max_concurrent_tools: 0")) == "<no error>");
         CHECK(parse_error(doc("max_concurrent_tools: 1")) == "<no error>");
         CHECK(parse_error(doc("max_concurrent_tools: 1024")) == "<no error>");
-        CHECK(parse_error(doc("max_concurrent_tools: 1025")) == prefix + ".max_concurrent_tools 1025: must not exceed 1024");
+        CHECK(parse_error(doc("max_concurrent_tools: 1025")) ==
+              prefix + ".max_concurrent_tools 1025: must not exceed 1024");
         CHECK(parse_error(doc("max_concurrent_tools: 100000")) ==
               prefix + ".max_concurrent_tools 100000: must not exceed 1024");
         CHECK(parse_error(doc("tool_timeout: 0s")) == "<no error>");
         CHECK(parse_error(doc("tool_timeout: -1s")) == prefix + ".tool_timeout \"-1s\": must not be negative");
-        CHECK(parse_error(doc("tool_timeout: abc")) == prefix + ".tool_timeout \"abc\": time: invalid duration \"abc\"");
+        CHECK(parse_error(doc("tool_timeout: abc")) ==
+              prefix + ".tool_timeout \"abc\": time: invalid duration \"abc\"");
         CHECK(parse_error(doc("tool_timeout: not-a-duration")) ==
               prefix + ".tool_timeout \"not-a-duration\": time: invalid duration \"not-a-duration\"");
-        CHECK(parse_error(doc("tool_timeout: 30")) == prefix + ".tool_timeout \"30\": time: missing unit in duration \"30\"");
+        CHECK(parse_error(doc("tool_timeout: 30")) ==
+              prefix + ".tool_timeout \"30\": time: missing unit in duration \"30\"");
         // The count is checked before the timeout.
         CHECK(parse_error(doc("max_concurrent_tools: -1, tool_timeout: abc")) ==
               prefix + ".max_concurrent_tools -1: must not be negative");
@@ -163,7 +167,8 @@ TEST_CASE("config: builtins are normalised and limited to the knowledge tools", 
     const std::string knowledge = "harness: {knowledge: {enabled: true}}\n";
     SECTION("duplicates and whitespace collapse") {
         const config c =
-            lenient(knowledge + mcp_block(R"(      builtins: ["knowledge_search", " knowledge_search ", "", "  "])" "\n"));
+            lenient(knowledge + mcp_block(R"(      builtins: ["knowledge_search", " knowledge_search ", "", "  "])"
+                                          "\n"));
         CHECK(c.mcp->builtins == strings{"knowledge_search"});
     }
     SECTION("knowledge_enumerate is exposable too") {
@@ -191,7 +196,8 @@ TEST_CASE("config: builtins are normalised and limited to the knowledge tools", 
         CHECK(parse_error(mcp_block("      builtins: [knowledge_search]\n")) ==
               "expose.agent.mcp.builtins lists knowledge_search but knowledge is not enabled; add a harness.knowledge "
               "block with 'enabled: true' or remove knowledge_search from builtins");
-        CHECK(parse_error("harness: {knowledge: {enabled: false}}\n" + mcp_block("      builtins: [knowledge_enumerate]\n")) ==
+        CHECK(parse_error("harness: {knowledge: {enabled: false}}\n" +
+                          mcp_block("      builtins: [knowledge_enumerate]\n")) ==
               "expose.agent.mcp.builtins lists knowledge_enumerate but knowledge is not enabled; add a "
               "harness.knowledge block with 'enabled: true' or remove knowledge_enumerate from builtins");
         CHECK(parse_error(mcp_block("      builtins: [knowledge_search, knowledge_enumerate]\n")) ==
@@ -241,8 +247,8 @@ TEST_CASE("config: the LLM budget: defaults, negatives and call_timeout", "[conf
         CHECK(c.llm.budget.max_iterations == 50);
     }
     SECTION("explicit values are kept") {
-        const config c = lenient(
-            "llm: {budget: {max_tokens: 1000, max_output_tokens: 4096, max_iterations: 7, call_timeout: 90s}}");
+        const config c =
+            lenient("llm: {budget: {max_tokens: 1000, max_output_tokens: 4096, max_iterations: 7, call_timeout: 90s}}");
         CHECK(c.llm.budget.max_tokens == 1000);
         CHECK(c.llm.budget.max_output_tokens == 4096);
         CHECK(c.llm.budget.max_iterations == 7);
@@ -269,7 +275,8 @@ TEST_CASE("config: the LLM budget: defaults, negatives and call_timeout", "[conf
 
 TEST_CASE("config: LLM switches and provider", "[config][prepare]") {
     const config c = lenient(
-        "llm: {model: claude, provider: openai, thinking: {enabled: true}, no_prompt_cache: true, no_tool_search: true}");
+        "llm: {model: claude, provider: openai, thinking: {enabled: true}, no_prompt_cache: true, no_tool_search: "
+        "true}");
     CHECK(c.llm.model == "claude");
     CHECK(c.llm.provider == "openai");
     CHECK(c.llm.thinking_enabled);
@@ -288,8 +295,10 @@ TEST_CASE("config: the embeddings timeout", "[config][prepare]") {
     CHECK(parse_error(base + "      timeout: xyz\n") ==
           "invalid knowledge.embeddings.timeout \"xyz\": time: invalid duration \"xyz\"");
     CHECK(parse_error(base + "      timeout: 0s\n") == "invalid knowledge.embeddings.timeout \"0s\": must be positive");
-    CHECK(parse_error(base + "      timeout: \"0\"\n") == "invalid knowledge.embeddings.timeout \"0\": must be positive");
-    CHECK(parse_error(base + "      timeout: -1s\n") == "invalid knowledge.embeddings.timeout \"-1s\": must be positive");
+    CHECK(parse_error(base + "      timeout: \"0\"\n") ==
+          "invalid knowledge.embeddings.timeout \"0\": must be positive");
+    CHECK(parse_error(base + "      timeout: -1s\n") ==
+          "invalid knowledge.embeddings.timeout \"-1s\": must be positive");
     // Checked whenever the block exists, even with knowledge disabled.
     CHECK(parse_error("harness: {knowledge: {embeddings: {timeout: 1}}}") ==
           "invalid knowledge.embeddings.timeout \"1\": time: missing unit in duration \"1\"");
@@ -334,8 +343,9 @@ harness:
 
 TEST_CASE("config: credential environment names", "[config][prepare]") {
     CHECK(lenient("harness: {knowledge: {enabled: true}}").credential_env_names().empty());
-    CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: EMBED_KEY}}}").credential_env_names() ==
-          strings{"EMBED_KEY"});
+    CHECK(
+        lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: EMBED_KEY}}}").credential_env_names() ==
+        strings{"EMBED_KEY"});
     CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"  KEY  \"}}}")
               .credential_env_names() == strings{"KEY"});
     CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"   \"}}}")
@@ -367,7 +377,8 @@ TEST_CASE("config: memory settings", "[config][prepare]") {
         CHECK_FALSE(c.harness.memory.index_enabled());
     }
     SECTION("jetstream options are captured") {
-        const config c = lenient("harness: {memory: {enabled: true, backend: jetstream, options: {bucket: MEM, prefix: \"\"}}}");
+        const config c =
+            lenient("harness: {memory: {enabled: true, backend: jetstream, options: {bucket: MEM, prefix: \"\"}}}");
         CHECK(c.harness.memory.backend == "jetstream");
         CHECK(c.harness.memory.options_json == R"({"bucket":"MEM","prefix":""})");
     }

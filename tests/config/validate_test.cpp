@@ -189,15 +189,16 @@ TEST_CASE("config: mcp mode requires the expose.agent.mcp block and nothing else
 
 TEST_CASE("config: server mode: a2a serving, then application_path, then nats_context", "[config][validate]") {
     CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\n", mode::server) == a2a_not_enabled);
-    CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\nexpose: {agent: {a2a: {max_concurrent_tools: 4}}}\n",
-                      mode::server) == a2a_not_enabled);
+    CHECK(parse_error(
+              "application_path: /bin/app\nnats_context: ngs\nexpose: {agent: {a2a: {max_concurrent_tools: 4}}}\n",
+              mode::server) == a2a_not_enabled);
     CHECK(parse_error("expose: {agent: {a2a: {serve_tools: false}}}\n", mode::server) == a2a_not_enabled);
     CHECK(parse_error("expose: {agent: {a2a: {serve_tools: true}}}\n", mode::server) == app_required);
     CHECK(parse_error("application_path: /bin/app\nexpose: {agent: {a2a: {serve_tools: true}}}\n", mode::server) ==
           "nats_context is required for the a2a server");
     // No prompt or model needed.
-    const config c = parse("application_path: /bin/app\nnats_context: ngs\nexpose: {agent: {a2a: {serve_tools: true}}}\n",
-                           mode::server);
+    const config c = parse(
+        "application_path: /bin/app\nnats_context: ngs\nexpose: {agent: {a2a: {serve_tools: true}}}\n", mode::server);
     CHECK(c.a2a_serving_enabled());
     CHECK(c.identity == "app");
 }

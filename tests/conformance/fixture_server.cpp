@@ -44,10 +44,13 @@ asio::awaitable<void> pause(std::chrono::milliseconds d) {
 }
 
 json::object text_block(std::string text) { return json::object{{"type", "text"}, {"text", std::move(text)}}; }
-json::object image_block() { return json::object{{"type", "image"}, {"data", red_pixel_png}, {"mimeType", "image/png"}}; }
+json::object image_block() {
+    return json::object{{"type", "image"}, {"data", red_pixel_png}, {"mimeType", "image/png"}};
+}
 json::object resource_block(std::string uri, std::string mime, std::string text) {
-    return json::object{{"type", "resource"},
-                        {"resource", json::object{{"uri", std::move(uri)}, {"mimeType", std::move(mime)}, {"text", std::move(text)}}}};
+    return json::object{
+        {"type", "resource"},
+        {"resource", json::object{{"uri", std::move(uri)}, {"mimeType", std::move(mime)}, {"text", std::move(text)}}}};
 }
 outcome content(std::initializer_list<json::value> blocks) {
     json::array a;
@@ -94,10 +97,11 @@ toolkit::tool_list fixture_tools() {
                             [](const json::object&, const toolkit::call_options&) -> asio::awaitable<outcome> {
                                 co_return content({image_block()});
                             }));
-    tools.push_back(fixture("test_audio_content", "Returns audio",
-                            [](const json::object&, const toolkit::call_options&) -> asio::awaitable<outcome> {
-                                co_return content({json::object{{"type", "audio"}, {"data", silent_wav}, {"mimeType", "audio/wav"}}});
-                            }));
+    tools.push_back(fixture(
+        "test_audio_content", "Returns audio",
+        [](const json::object&, const toolkit::call_options&) -> asio::awaitable<outcome> {
+            co_return content({json::object{{"type", "audio"}, {"data", silent_wav}, {"mimeType", "audio/wav"}}});
+        }));
     tools.push_back(fixture("test_embedded_resource", "Returns an embedded resource",
                             [](const json::object&, const toolkit::call_options&) -> asio::awaitable<outcome> {
                                 co_return content({resource_block("test://embedded-resource", "text/plain",
@@ -156,19 +160,20 @@ toolkit::tool_list fixture_tools() {
             co_return content({text_block("User response: " + gocompat::to_json(answer))});
         },
         string_args({"message"})));
-    tools.push_back(fixture(
-        "test_elicitation_sep1034_defaults", "Asks with a form whose fields have defaults",
-        [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<outcome> {
-            mcpserver::elicitation_form form;
-            form.text("name", "User name", false, "John Doe")
-                .integer("age", "User age", false, 30)
-                .number("score", "User score", false, 95.5)
-                .choice("status", "User status", {"active", "inactive", "pending"}, false, "active")
-                .boolean("verified", "Verification status", false, true);
-            auto answer = co_await ask(o, "elicitation/create",
-                                       mcpserver::form_elicitation("Please review and update the form fields with defaults", form));
-            co_return content({text_block("Elicitation completed: " + gocompat::to_json(answer))});
-        }));
+    tools.push_back(fixture("test_elicitation_sep1034_defaults", "Asks with a form whose fields have defaults",
+                            [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<outcome> {
+                                mcpserver::elicitation_form form;
+                                form.text("name", "User name", false, "John Doe")
+                                    .integer("age", "User age", false, 30)
+                                    .number("score", "User score", false, 95.5)
+                                    .choice("status", "User status", {"active", "inactive", "pending"}, false, "active")
+                                    .boolean("verified", "Verification status", false, true);
+                                auto answer =
+                                    co_await ask(o, "elicitation/create",
+                                                 mcpserver::form_elicitation(
+                                                     "Please review and update the form fields with defaults", form));
+                                co_return content({text_block("Elicitation completed: " + gocompat::to_json(answer))});
+                            }));
     tools.push_back(fixture(
         "test_elicitation_sep1330_enums", "Asks with every kind of enum field",
         [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<outcome> {
@@ -179,9 +184,11 @@ toolkit::tool_list fixture_tools() {
                 .legacy_titled_choice("legacyEnum", "Legacy titled choice",
                                       {{"opt1", "Option One"}, {"opt2", "Option Two"}, {"opt3", "Option Three"}})
                 .multi_choice("untitledMulti", "Untitled multiple choice", {"option1", "option2", "option3"})
-                .titled_multi_choice("titledMulti", "Titled multiple choice",
-                                     {{"value1", "First Choice"}, {"value2", "Second Choice"}, {"value3", "Third Choice"}});
-            auto answer = co_await ask(o, "elicitation/create", mcpserver::form_elicitation("Choose your options", form));
+                .titled_multi_choice(
+                    "titledMulti", "Titled multiple choice",
+                    {{"value1", "First Choice"}, {"value2", "Second Choice"}, {"value3", "Third Choice"}});
+            auto answer =
+                co_await ask(o, "elicitation/create", mcpserver::form_elicitation("Choose your options", form));
             if (auto problem = mcpserver::check_elicitation_result(form.schema(), answer)) {
                 co_return outcome::failure("the answer was refused: " + *problem);
             }
@@ -195,7 +202,8 @@ toolkit::tool_list fixture_tools() {
         json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
             "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
             "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},
-            "additionalProperties":false})").as_object()));
+            "additionalProperties":false})")
+            .as_object()));
     tools.push_back(fixture("test_reconnection", "Drops its event stream mid-call; the client resumes it",
                             [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<outcome> {
                                 if (const auto* client = mcpserver::client_channel_of(o)) client->interrupt_stream();
@@ -211,23 +219,27 @@ void add_fixtures(mcpserver::server& srv) {
                       .description = "A static text resource",
                       .mime_type = "text/plain",
                       .read = [](std::string uri) -> asio::awaitable<json::array> {
-                          co_return json::array{json::object{{"uri", uri}, {"mimeType", "text/plain"},
-                                                             {"text", "This is the content of the static text resource."}}};
+                          co_return json::array{
+                              json::object{{"uri", uri},
+                                           {"mimeType", "text/plain"},
+                                           {"text", "This is the content of the static text resource."}}};
                       }});
-    srv.add_resource({.uri = "test://static-binary",
-                      .name = "Static binary",
-                      .description = "A static binary resource (a PNG)",
-                      .mime_type = "image/png",
-                      .read = [](std::string uri) -> asio::awaitable<json::array> {
-                          co_return json::array{json::object{{"uri", uri}, {"mimeType", "image/png"}, {"blob", red_pixel_png}}};
-                      }});
-    srv.add_resource({.uri = "test://watched-resource",
-                      .name = "Watched",
-                      .description = "A resource clients can subscribe to",
-                      .mime_type = "text/plain",
-                      .read = [](std::string uri) -> asio::awaitable<json::array> {
-                          co_return json::array{json::object{{"uri", uri}, {"mimeType", "text/plain"}, {"text", "watched"}}};
-                      }});
+    srv.add_resource(
+        {.uri = "test://static-binary",
+         .name = "Static binary",
+         .description = "A static binary resource (a PNG)",
+         .mime_type = "image/png",
+         .read = [](std::string uri) -> asio::awaitable<json::array> {
+             co_return json::array{json::object{{"uri", uri}, {"mimeType", "image/png"}, {"blob", red_pixel_png}}};
+         }});
+    srv.add_resource(
+        {.uri = "test://watched-resource",
+         .name = "Watched",
+         .description = "A resource clients can subscribe to",
+         .mime_type = "text/plain",
+         .read = [](std::string uri) -> asio::awaitable<json::array> {
+             co_return json::array{json::object{{"uri", uri}, {"mimeType", "text/plain"}, {"text", "watched"}}};
+         }});
     srv.add_resource_template(
         {.uri_template = "test://template/{id}/data",
          .name = "Template data",
@@ -236,13 +248,15 @@ void add_fixtures(mcpserver::server& srv) {
          .read = [](std::string uri, json::object vars) -> asio::awaitable<json::array> {
              const std::string id(vars.at("id").as_string());
              json::object data{{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
-             co_return json::array{json::object{{"uri", uri}, {"mimeType", "application/json"}, {"text", json::serialize(data)}}};
+             co_return json::array{
+                 json::object{{"uri", uri}, {"mimeType", "application/json"}, {"text", json::serialize(data)}}};
          }});
     auto message = [](json::object block) { return json::object{{"role", "user"}, {"content", std::move(block)}}; };
     srv.add_prompt({.name = "test_simple_prompt",
                     .description = "A simple prompt without arguments",
                     .get = [message](json::object) -> asio::awaitable<json::object> {
-                        co_return json::object{{"messages", json::array{message(text_block("This is a simple prompt for testing."))}}};
+                        co_return json::object{
+                            {"messages", json::array{message(text_block("This is a simple prompt for testing."))}}};
                     }});
     srv.add_prompt({.name = "test_prompt_with_arguments",
                     .description = "A prompt with two arguments",
@@ -253,21 +267,23 @@ void add_fixtures(mcpserver::server& srv) {
                                                       std::string(args.at("arg2").as_string()));
                         co_return json::object{{"messages", json::array{message(text_block(text))}}};
                     }});
-    srv.add_prompt({.name = "test_prompt_with_embedded_resource",
-                    .description = "A prompt embedding a resource",
-                    .arguments = {{"resourceUri", "URI of the resource to embed", true}},
-                    .get = [message](json::object args) -> asio::awaitable<json::object> {
-                        co_return json::object{
-                            {"messages",
-                             json::array{message(resource_block(std::string(args.at("resourceUri").as_string()), "text/plain",
-                                                                "Embedded resource content for testing.")),
-                                         message(text_block("Please process the embedded resource above."))}}};
-                    }});
+    srv.add_prompt(
+        {.name = "test_prompt_with_embedded_resource",
+         .description = "A prompt embedding a resource",
+         .arguments = {{"resourceUri", "URI of the resource to embed", true}},
+         .get = [message](json::object args) -> asio::awaitable<json::object> {
+             co_return json::object{
+                 {"messages",
+                  json::array{message(resource_block(std::string(args.at("resourceUri").as_string()), "text/plain",
+                                                     "Embedded resource content for testing.")),
+                              message(text_block("Please process the embedded resource above."))}}};
+         }});
     srv.add_prompt({.name = "test_prompt_with_image",
                     .description = "A prompt with an image",
                     .get = [message](json::object) -> asio::awaitable<json::object> {
-                        co_return json::object{{"messages", json::array{message(image_block()),
-                                                                        message(text_block("Please analyze the image above."))}}};
+                        co_return json::object{
+                            {"messages", json::array{message(image_block()),
+                                                     message(text_block("Please analyze the image above."))}}};
                     }});
     srv.set_completion_handler([](json::object, json::object argument, json::object) -> asio::awaitable<json::object> {
         static const std::vector<std::string> words = {"paris", "park", "party", "test", "testing", "tested"};

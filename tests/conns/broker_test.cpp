@@ -67,11 +67,13 @@ TEST_CASE("two embedded brokers get different ports, a fixed port can be reused 
 TEST_CASE("an embedded broker that cannot start says why", "[conns][broker]") {
     broker_options missing;
     missing.executable = "/nonexistent/nats-server";
-    CHECK_THROWS_WITH(embedded_broker(missing), Catch::Contains("/nonexistent/nats-server") && Catch::Contains("nats-server package"));
+    CHECK_THROWS_WITH(embedded_broker(missing),
+                      Catch::Contains("/nonexistent/nats-server") && Catch::Contains("nats-server package"));
 
     broker_options bad;
     bad.extra_args = {"--no-such-flag"};
-    CHECK_THROWS_WITH(embedded_broker(bad), Catch::Contains("starting the embedded NATS server") && Catch::Contains("exited"));
+    CHECK_THROWS_WITH(embedded_broker(bad),
+                      Catch::Contains("starting the embedded NATS server") && Catch::Contains("exited"));
 }
 
 TEST_CASE("dialling nothing fails at once with the context named", "[conns][connection]") {
@@ -192,7 +194,8 @@ TEST_CASE("a provider closes only the connection it dialled", "[conns][provider]
         CHECK(p.nats()->context().name == "local");
         CHECK(p.nats()->is_connected());
         CHECK(p.nats()->new_inbox().rfind("_INBOX.", 0) == 0);
-        CHECK_THROWS_WITH(provider::dial("missing", "agent-7", quick(), env), Catch::Contains("unknown context \"missing\""));
+        CHECK_THROWS_WITH(provider::dial("missing", "agent-7", quick(), env),
+                          Catch::Contains("unknown context \"missing\""));
         fs::remove_all(dir);
     }
 }

@@ -116,9 +116,8 @@ TEST_CASE("a missing context names the file it looked for and how to fix it", "[
     scratch s;
     const context_environment env{s.root.string(), "/home/u"};
     const auto file = (s.root / "nats/context/nope.json").string();
-    CHECK_THROWS_WITH(load_context("nope", env),
-                      Catch::Contains("unknown context \"nope\"") && Catch::Contains(file) &&
-                          Catch::Contains("nats context add nope"));
+    CHECK_THROWS_WITH(load_context("nope", env), Catch::Contains("unknown context \"nope\"") && Catch::Contains(file) &&
+                                                     Catch::Contains("nats context add nope"));
 }
 
 TEST_CASE("a malformed context file is an error naming the file", "[conns][context]") {

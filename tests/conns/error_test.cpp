@@ -77,7 +77,8 @@ struct scratch {
 
 }  // namespace
 
-TEST_CASE("conns: a failed dial says whether the server refused or stayed silent or refused the credentials", "[conns][errc]") {
+TEST_CASE("conns: a failed dial says whether the server refused or stayed silent or refused the credentials",
+          "[conns][errc]") {
     SECTION("nobody listening") {
         embedded_broker broker;
         const auto port = broker.port();

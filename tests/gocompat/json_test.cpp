@@ -33,12 +33,13 @@ TEST_CASE("gocompat: json_string escapes as encoding/json with escapeHTML", "[go
 }
 
 TEST_CASE("gocompat: json_string writes one \\ufffd per invalid byte", "[gocompat][json]") {
-    CHECK(json_string("a\xff" "b") == R"("a\ufffdb")");
-    CHECK(json_string("\xc3") == R"("\ufffd")");                         // truncated
-    CHECK(json_string("\xc0\xaf") == R"("\ufffd\ufffd")");               // overlong
-    CHECK(json_string("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");     // surrogate
+    CHECK(json_string("a\xff"
+                      "b") == R"("a\ufffdb")");
+    CHECK(json_string("\xc3") == R"("\ufffd")");                                // truncated
+    CHECK(json_string("\xc0\xaf") == R"("\ufffd\ufffd")");                      // overlong
+    CHECK(json_string("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");            // surrogate
     CHECK(json_string("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");  // past U+10FFFF
-    CHECK(json_string("\xef\xbf\xbd") == "\"\xef\xbf\xbd\"");             // a real U+FFFD stays raw
+    CHECK(json_string("\xef\xbf\xbd") == "\"\xef\xbf\xbd\"");                   // a real U+FFFD stays raw
 }
 
 TEST_CASE("gocompat: floats in encoding/json's format", "[gocompat][json]") {

@@ -73,14 +73,14 @@ TEST_CASE("gocompat: text lines keep the apps' format, fields as slog writes the
     CHECK(format_text_line(log_level::info, "m", odd) == "m a=\"x=y\" b=\"tab\\there\"\n");
 }
 
-TEST_CASE("gocompat: JSON lines are one valid object each, with time, level, msg and fields",
-          "[gocompat][log]") {
+TEST_CASE("gocompat: JSON lines are one valid object each, with time, level, msg and fields", "[gocompat][log]") {
     const std::array<log_field, 2> fields{{{"tool", "<x>"}, {"duration", "1.5s"}}};
     const go_time t{std::chrono::sys_days{std::chrono::year{2026} / 12 / 1} + std::chrono::hours{14}, 123'456'789,
                     std::chrono::minutes{0}};
     const auto line = format_json_line(t, log_level::warn, "line one\nline \"two\"", fields);
-    CHECK(line == "{\"time\":\"2026-12-01T14:00:00.123Z\",\"level\":\"warn\",\"msg\":\"line one\\nline "
-                  "\\\"two\\\"\",\"tool\":\"\\u003cx\\u003e\",\"duration\":\"1.5s\"}\n");
+    CHECK(line ==
+          "{\"time\":\"2026-12-01T14:00:00.123Z\",\"level\":\"warn\",\"msg\":\"line one\\nline "
+          "\\\"two\\\"\",\"tool\":\"\\u003cx\\u003e\",\"duration\":\"1.5s\"}\n");
     const auto v = boost::json::parse(line);
     CHECK(v.at("msg").as_string() == "line one\nline \"two\"");
     CHECK(v.at("tool").as_string() == "<x>");
@@ -119,7 +119,8 @@ TEST_CASE("gocompat: lines from many threads never interleave", "[gocompat][log]
         for (int w = 0; w < 4; ++w) {
             writers.emplace_back([&log, w] {
                 const std::string id = std::to_string(w);
-                for (int i = 0; i < 500; ++i) log.info("record from writer", {{"writer", id}, {"pad", std::string(200, 'x')}});
+                for (int i = 0; i < 500; ++i)
+                    log.info("record from writer", {{"writer", id}, {"pad", std::string(200, 'x')}});
             });
         }
         for (auto& t : writers) t.join();
@@ -168,7 +169,8 @@ TEST_CASE("gocompat: a stalled pipe costs one write budget, then records drop at
         REQUIRE(::fcntl(p.write_end, F_SETFL, O_NONBLOCK) == 0);
         const std::string block(4096, 'f');
         std::size_t filled = 0;
-        for (ssize_t n; (n = ::write(p.write_end, block.data(), block.size())) > 0;) filled += static_cast<std::size_t>(n);
+        for (ssize_t n; (n = ::write(p.write_end, block.data(), block.size())) > 0;)
+            filled += static_cast<std::size_t>(n);
         REQUIRE(filled > 0);
 
         const auto t0 = clock::now();

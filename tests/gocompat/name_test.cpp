@@ -12,7 +12,8 @@ TEST_CASE("gocompat: is_valid_name is ^[a-zA-Z0-9_-]+$", "[gocompat][name]") {
     CHECK(is_valid_name("A"));
     CHECK(is_valid_name("-"));
     CHECK(is_valid_name("_"));
-    for (const std::string& bad : std::vector<std::string>{"", "a.b", "a b", "a/b", "caf\u00e9", "a*", "a>", std::string("a\0b", 3), "a\n"}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"", "a.b", "a b", "a/b", "caf\u00e9", "a*", "a>", std::string("a\0b", 3), "a\n"}) {
         INFO(bad);
         CHECK_FALSE(is_valid_name(bad));
     }

@@ -34,7 +34,10 @@ TEST_CASE("gocompat: validity and repair, one U+FFFD per bad byte", "[gocompat][
     CHECK_FALSE(is_valid_utf8("a\xff"));
     CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));
     CHECK(to_valid_utf8("ok") == "ok");
-    CHECK(to_valid_utf8("a\xff" "b") == "a\ufffd" "b");
+    CHECK(to_valid_utf8("a\xff"
+                        "b") ==
+          "a\ufffd"
+          "b");
     CHECK(to_valid_utf8("\xc0\xaf") == "\ufffd\ufffd");
     CHECK(to_valid_utf8("\xe4\xb8") == "\ufffd\ufffd");
     std::string out;

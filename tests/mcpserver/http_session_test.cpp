@@ -128,7 +128,8 @@ struct connection {
                                    std::vector<std::pair<std::string, std::string>> extra = {}) {
         mcpserver::http_request req{verb, "/mcp", 11};
         req.set(http::field::host, "localhost");
-        req.set(http::field::accept, verb == http::verb::get ? "text/event-stream" : "application/json, text/event-stream");
+        req.set(http::field::accept,
+                verb == http::verb::get ? "text/event-stream" : "application/json, text/event-stream");
         if (!body.empty()) req.set(http::field::content_type, "application/json");
         if (!session.empty()) req.set("Mcp-Session-Id", session);
         for (auto& [k, v] : extra) req.set(k, v);
@@ -145,7 +146,8 @@ struct connection {
 };
 
 std::string rpc(int id, std::string_view method, json::object params = {}) {
-    return json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
+    return json::serialize(
+        json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
 }
 std::string notification(std::string_view method, json::object params = {}) {
     return json::serialize(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
@@ -253,8 +255,7 @@ TEST_CASE("beast test stream: progress goes out as an event stream before the re
         connection c(f.ex);
         c.serve(f.srv);
         const auto sid = co_await open_session(c);
-        auto res = co_await c.send(http::verb::post, sid,
-                                   rpc(5, "tools/call", call_params("counting", "t")));
+        auto res = co_await c.send(http::verb::post, sid, rpc(5, "tools/call", call_params("counting", "t")));
         CHECK(res[http::field::content_type] == "text/event-stream");
         // 2025-11-25: a priming event with an id and a retry time comes first.
         CHECK(res.body().starts_with("id: 1-0\nretry: 1000\ndata: \n\n"));
@@ -275,8 +276,7 @@ TEST_CASE("beast test stream: a dropped stream is resumed with Last-Event-ID", "
         connection c(f.ex);
         c.serve(f.srv);
         const auto sid = co_await open_session(c);
-        auto first = co_await c.send(http::verb::post, sid,
-                                     rpc(6, "tools/call", call_params("resumable", 9)));
+        auto first = co_await c.send(http::verb::post, sid, rpc(6, "tools/call", call_params("resumable", 9)));
         // The server ended this response early, before writing the pending event; the
         // call goes on and the client resumes from the last id it saw (the priming one).
         CHECK(first[http::field::content_type] == "text/event-stream");
@@ -321,8 +321,7 @@ asio::awaitable<void> cancel_scenario() {
     co_await until(f.probe->slow_started);
     CHECK(f.srv.calls_in_flight() == 1);
 
-    auto ack = co_await control.send(http::verb::post, sid,
-                                     notification("notifications/cancelled", cancel_params(7)));
+    auto ack = co_await control.send(http::verb::post, sid, notification("notifications/cancelled", cancel_params(7)));
     CHECK(ack.result() == http::status::accepted);
     co_await until(answered);
     CHECK(f.probe->slow_cancelled);

@@ -127,7 +127,8 @@ TEST_CASE("listener: an idle connection is not cut by the header deadline before
     REQUIRE(test::wait_until([&] { return server.connections() == 1; }));
     // Well past the header deadline with nothing sent: still open, and a request is served.
     CHECK(silent_and_open_for(s, std::chrono::milliseconds(600)));
-    asio::write(s, asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
+    asio::write(s,
+                asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
     CHECK(read_until_closed(s).starts_with("HTTP/1.1 404 Not Found\r\n"));
 }
 
@@ -152,6 +153,7 @@ TEST_CASE("listener: past the connection cap a new connection is answered 503 an
     first.close();
     REQUIRE(test::wait_until([&] { return server.connections() == 1; }));
     auto fourth = connect_to(client, server.port());
-    asio::write(fourth, asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
+    asio::write(fourth,
+                asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
     CHECK(read_until_closed(fourth).starts_with("HTTP/1.1 404 Not Found\r\n"));
 }

@@ -25,7 +25,8 @@ TEST_CASE("JSON-RPC messages are classified", "[mcp][protocol]") {
     auto num = parse_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
     REQUIRE(std::holds_alternative<rpc_request>(num));
     CHECK(std::get<rpc_request>(num).params.at("cursor") == "x");
-    CHECK(std::holds_alternative<rpc_notification>(parse_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})")));
+    CHECK(std::holds_alternative<rpc_notification>(
+        parse_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})")));
     auto resp = parse_message(R"({"jsonrpc":"2.0","id":3,"result":{"action":"accept"}})");
     REQUIRE(std::holds_alternative<rpc_response>(resp));
     CHECK(std::get<rpc_response>(resp).result->at("action") == "accept");
@@ -99,21 +100,23 @@ TEST_CASE("Accept and Content-Type parsing", "[mcp][protocol]") {
 
 namespace {
 fiskai::toolkit::tool_ptr tagged(std::vector<std::string> tags) {
-    return fiskai::toolkit::make_function_tool(
-        {.name = "t",
-         .title = "the t",
-         .description = "does t",
-         .tags = std::move(tags),
-         .exposed = fiskai::toolkit::exposure{fiskai::toolkit::surface::mcp},
-         .confirm = fiskai::toolkit::confirm_posture::required,
-         .handler = [](const json::object&, const fiskai::toolkit::call_options&)
-             -> boost::asio::awaitable<fiskai::toolkit::outcome> { co_return fiskai::toolkit::outcome::from_json(1); }});
+    return fiskai::toolkit::make_function_tool({.name = "t",
+                                                .title = "the t",
+                                                .description = "does t",
+                                                .tags = std::move(tags),
+                                                .exposed = fiskai::toolkit::exposure{fiskai::toolkit::surface::mcp},
+                                                .confirm = fiskai::toolkit::confirm_posture::required,
+                                                .handler = [](const json::object&, const fiskai::toolkit::call_options&)
+                                                    -> boost::asio::awaitable<fiskai::toolkit::outcome> {
+                                                    co_return fiskai::toolkit::outcome::from_json(1);
+                                                }});
 }
 }  // namespace
 
 TEST_CASE("annotations follow the impact tags and never express the gate", "[mcp][protocol]") {
     CHECK(json::serialize(tool_annotations(*tagged({"impact:ro"}))) == R"({"title":"the t","readOnlyHint":true})");
-    CHECK(json::serialize(tool_annotations(*tagged({"impact:rw", "ai:confirm"}))) == R"({"title":"the t","readOnlyHint":false})");
+    CHECK(json::serialize(tool_annotations(*tagged({"impact:rw", "ai:confirm"}))) ==
+          R"({"title":"the t","readOnlyHint":false})");
     CHECK(json::serialize(tool_annotations(*tagged({}))) == R"({"title":"the t"})");
     auto d = tool_descriptor(*tagged({"x"}));
     CHECK(d.at("name") == "t");
@@ -124,9 +127,10 @@ TEST_CASE("annotations follow the impact tags and never express the gate", "[mcp
 TEST_CASE("call results for each outcome kind", "[mcp][protocol]") {
     using fiskai::toolkit::outcome;
     auto cmd = call_result(outcome::from_command({"fail --code=3", 3, "boom\n", false}));
-    CHECK(json::serialize(cmd) ==
-          R"({"content":[{"type":"text","text":"{\"command\":\"fail --code=3\",\"exit_code\":3,\"output\":\"boom\\n\"}"}],)"
-          R"("structuredContent":{"command":"fail --code=3","exit_code":3,"output":"boom\n"}})");
+    CHECK(
+        json::serialize(cmd) ==
+        R"({"content":[{"type":"text","text":"{\"command\":\"fail --code=3\",\"exit_code\":3,\"output\":\"boom\\n\"}"}],)"
+        R"("structuredContent":{"command":"fail --code=3","exit_code":3,"output":"boom\n"}})");
     CHECK_FALSE(cmd.contains("isError"));
     auto js = call_result(outcome::from_json(json::parse(R"({"hits":[]})")));
     CHECK(js.at("content").at(0).at("text") == R"({"hits":[]})");
@@ -139,10 +143,12 @@ TEST_CASE("call results for each outcome kind", "[mcp][protocol]") {
 TEST_CASE("the approval elicitation and its answers", "[mcp][protocol]") {
     auto p = approval_elicitation("svc", "stream rm -- X", "ai:confirm");
     CHECK(p.at("mode") == "form");
-    CHECK(p.at("message") == "svc wants to run a command that requires your approval.\n\nCommand: stream rm -- X\nGated by: "
-                             "ai:confirm\n\nApprove to run it now, or refuse to skip it.");
-    CHECK(json::serialize(p.at("requestedSchema")) ==
-          R"({"properties":{"approve":{"type":"boolean","title":"Approve this command","description":"Set to true to run the command now, or false to refuse it."}},"required":["approve"],"type":"object"})");
+    CHECK(p.at("message") ==
+          "svc wants to run a command that requires your approval.\n\nCommand: stream rm -- X\nGated by: "
+          "ai:confirm\n\nApprove to run it now, or refuse to skip it.");
+    CHECK(
+        json::serialize(p.at("requestedSchema")) ==
+        R"({"properties":{"approve":{"type":"boolean","title":"Approve this command","description":"Set to true to run the command now, or false to refuse it."}},"required":["approve"],"type":"object"})");
 
     const std::string cmd = "stream rm -- X";
     CHECK_FALSE(interpret_approval(json::parse(R"({"action":"accept","content":{"approve":true}})"), cmd));
@@ -178,9 +184,12 @@ TEST_CASE("log levels, cursors and the Claude Code hint", "[mcp][protocol]") {
     CHECK_FALSE(decode_cursor("offset:"));
     CHECK_FALSE(decode_cursor("offset:12x"));
     CHECK_FALSE(decode_cursor("x"));
-    CHECK(claude_add_hint("svc", "127.0.0.1", 9000, "/mcp") == "claude mcp add --transport http svc http://127.0.0.1:9000/mcp");
-    CHECK(claude_add_hint("", "0.0.0.0", 8080, "/mcp") == "claude mcp add --transport http fisk-ai http://localhost:8080/mcp");
-    CHECK(claude_add_hint("svc", "::", 8080, "/mcp") == "claude mcp add --transport http svc http://localhost:8080/mcp");
+    CHECK(claude_add_hint("svc", "127.0.0.1", 9000, "/mcp") ==
+          "claude mcp add --transport http svc http://127.0.0.1:9000/mcp");
+    CHECK(claude_add_hint("", "0.0.0.0", 8080, "/mcp") ==
+          "claude mcp add --transport http fisk-ai http://localhost:8080/mcp");
+    CHECK(claude_add_hint("svc", "::", 8080, "/mcp") ==
+          "claude mcp add --transport http svc http://localhost:8080/mcp");
     CHECK(claude_add_hint("svc", "::1", 8080, "/mcp") == "claude mcp add --transport http svc http://[::1]:8080/mcp");
 }
 
@@ -219,10 +228,12 @@ TEST_CASE("elicitation: URL-only is declared but cannot approve", "[mcp][protoco
 
 TEST_CASE("progress values are integers when integral, on the wire", "[mcp][protocol]") {
     // Boost.JSON writes a double 0 as 0E0; a client shows that verbatim.
-    CHECK(json::serialize(progress_notification(json::value("tok"), 0, std::nullopt, "running sleep")) ==
-          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":0,"message":"running sleep"}})");
-    CHECK(json::serialize(progress_notification(json::value(7), 3, 10.0, "")) ==
-          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":3,"total":10}})");
+    CHECK(
+        json::serialize(progress_notification(json::value("tok"), 0, std::nullopt, "running sleep")) ==
+        R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":0,"message":"running sleep"}})");
+    CHECK(
+        json::serialize(progress_notification(json::value(7), 3, 10.0, "")) ==
+        R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":3,"total":10}})");
     CHECK(json::serialize(progress_number(1.5)) == json::serialize(json::value(1.5)));
     CHECK(progress_number(1.5).is_double());
     CHECK(progress_number(-2).as_int64() == -2);

@@ -13,15 +13,15 @@ namespace {
 toolkit::tool_ptr make(std::string name, toolkit::exposure e = {toolkit::surface::mcp},
                        toolkit::confirm_posture c = toolkit::confirm_posture::not_required,
                        toolkit::tool_kind kind = toolkit::tool_kind::function) {
-    return toolkit::make_function_tool({.name = std::move(name),
-                                        .description = "d",
-                                        .exposed = e,
-                                        .confirm = c,
-                                        .kind = kind,
-                                        .handler = [](const json::object&, const toolkit::call_options&)
-                                            -> boost::asio::awaitable<toolkit::outcome> {
-                                            co_return toolkit::outcome::from_json(nullptr);
-                                        }});
+    return toolkit::make_function_tool(
+        {.name = std::move(name),
+         .description = "d",
+         .exposed = e,
+         .confirm = c,
+         .kind = kind,
+         .handler = [](const json::object&, const toolkit::call_options&) -> boost::asio::awaitable<toolkit::outcome> {
+             co_return toolkit::outcome::from_json(nullptr);
+         }});
 }
 
 // A tool that cannot say whether it needs approval.

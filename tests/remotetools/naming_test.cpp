@@ -62,8 +62,8 @@ TEST_CASE("remote naming: the note's worked examples", "[remotetools]") {
     auto prefixed_meets_bare = run({{"a"}, {"b"}}, {card({"x", "dup"}), card({"dup", "a_dup"})});
     CHECK(sorted(names(prefixed_meets_bare)) == std::vector<std::string>{"b_dup", "x"});
     REQUIRE(prefixed_meets_bare.collision_error);
-    CHECK_THAT(*prefixed_meets_bare.collision_error, Catch::Contains("\"a_dup\" (agent \"a\")") &&
-                                                         Catch::Contains("\"a_dup\" (agent \"b\")"));
+    CHECK_THAT(*prefixed_meets_bare.collision_error,
+               Catch::Contains("\"a_dup\" (agent \"a\")") && Catch::Contains("\"a_dup\" (agent \"b\")"));
 
     auto dotted = run({{"h"}}, {card({"foo.bar", "ok"})});
     CHECK(names(dotted) == std::vector<std::string>{"ok"});
@@ -135,8 +135,9 @@ TEST_CASE("strict import fails on a host error or a collision; lenient keeps goi
     down.error = "remote agent unavailable: no responders";
     auto r = run({{"up"}, {"down"}}, {card({"a"}), down});
     CHECK(names(r) == std::vector<std::string>{"a"});
-    CHECK_THROWS_WITH(require_complete(r, "prod"),
-                      "importing tools from remote agent \"down\" on context \"prod\": remote agent unavailable: no responders");
+    CHECK_THROWS_WITH(
+        require_complete(r, "prod"),
+        "importing tools from remote agent \"down\" on context \"prod\": remote agent unavailable: no responders");
     auto c = run({{"a", "s"}, {"b", "s"}}, {card({"t"}), card({"t"})});
     CHECK_THROWS_WITH(require_complete(c, "prod"), Catch::StartsWith("imported tool name collision"));
 }
@@ -145,7 +146,8 @@ TEST_CASE("a remote reply becomes the local command result, byte for byte", "[re
     CHECK(outcome_of({false, "boom\n", "stream info -- ORDERS", 3, false}).render() ==
           R"({"command":"stream info -- ORDERS","exit_code":3,"output":"boom\n"})");
     CHECK_FALSE(outcome_of({false, "ok", "x", 3, false}).is_error());
-    CHECK(outcome_of({false, "<&>", std::nullopt, 0, true}).render() == R"({"command":"","output":"\u003c\u0026\u003e","truncated":true})");
+    CHECK(outcome_of({false, "<&>", std::nullopt, 0, true}).render() ==
+          R"({"command":"","output":"\u003c\u0026\u003e","truncated":true})");
     auto err = outcome_of({true, "tool \"missing\" is not available", std::nullopt, 0, false});
     CHECK(err.is_error());
     CHECK(err.error_message() == "tool \"missing\" is not available");

@@ -14,7 +14,8 @@
 namespace fiskai::test {
 
 template <typename T>
-T run_awaitable(boost::asio::awaitable<T> work, std::chrono::steady_clock::duration deadline = std::chrono::seconds(60)) {
+T run_awaitable(boost::asio::awaitable<T> work,
+                std::chrono::steady_clock::duration deadline = std::chrono::seconds(60)) {
     boost::asio::io_context ioc;
     auto future = boost::asio::co_spawn(ioc, std::move(work), boost::asio::use_future);
     ioc.run_for(deadline);

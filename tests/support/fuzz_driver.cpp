@@ -56,7 +56,8 @@ std::vector<std::string> read_dictionary(const std::filesystem::path& path) {
         for (std::size_t i = open + 1; i < close; ++i) {
             if (line[i] != '\\' || i + 1 >= close) {
                 token += line[i];
-            } else if (line[i + 1] == 'x' && i + 3 < close && hex_digit(line[i + 2]) >= 0 && hex_digit(line[i + 3]) >= 0) {
+            } else if (line[i + 1] == 'x' && i + 3 < close && hex_digit(line[i + 2]) >= 0 &&
+                       hex_digit(line[i + 3]) >= 0) {
                 token += static_cast<char>(hex_digit(line[i + 2]) * 16 + hex_digit(line[i + 3]));
                 i += 3;
             } else {
@@ -115,36 +116,36 @@ int main(int argc, char** argv) {
         for (std::size_t e = 0; e < edits; ++e) {
             const std::size_t at = pick(input.size() + 1);
             switch (pick(7)) {
-            case 0:
-                if (!input.empty()) input[pick(input.size())] ^= static_cast<char>(1U << pick(8));
-                break;
-            case 1: input.insert(at, 1, static_cast<char>(rng())); break;
-            case 2: input.erase(at, pick(16)); break;
-            case 3: input.insert(at, tokens[pick(tokens.size())]); break;
-            case 4: {
-                const std::size_t from = pick(input.size() + 1);
-                input.insert(at, input.substr(from, pick(64)));
-                break;
-            }
-            case 5: {
-                // A run of one token: deep nesting, long strings, many keys.
-                const std::string& token = tokens[pick(tokens.size())];
-                std::string repeated;
-                for (std::size_t n = 1 + pick(1024); n > 0 && repeated.size() < max_len / 2; --n) repeated += token;
-                input.insert(at, repeated);
-                break;
-            }
-            default: {
-                const auto& other = corpus[pick(corpus.size())];
-                input = input.substr(0, at) + other.substr(std::min(at, other.size()));
-            }
+                case 0:
+                    if (!input.empty()) input[pick(input.size())] ^= static_cast<char>(1U << pick(8));
+                    break;
+                case 1: input.insert(at, 1, static_cast<char>(rng())); break;
+                case 2: input.erase(at, pick(16)); break;
+                case 3: input.insert(at, tokens[pick(tokens.size())]); break;
+                case 4: {
+                    const std::size_t from = pick(input.size() + 1);
+                    input.insert(at, input.substr(from, pick(64)));
+                    break;
+                }
+                case 5: {
+                    // A run of one token: deep nesting, long strings, many keys.
+                    const std::string& token = tokens[pick(tokens.size())];
+                    std::string repeated;
+                    for (std::size_t n = 1 + pick(1024); n > 0 && repeated.size() < max_len / 2; --n) repeated += token;
+                    input.insert(at, repeated);
+                    break;
+                }
+                default: {
+                    const auto& other = corpus[pick(corpus.size())];
+                    input = input.substr(0, at) + other.substr(std::min(at, other.size()));
+                }
             }
         }
         if (input.size() > max_len) input.resize(max_len);
         run(input);
         ++runs;
     }
-    std::printf("fuzz driver: %zu corpus inputs and %zu mutations in %.0f s, seed %llu: no failure\n", corpus.size(), runs,
-                seconds, static_cast<unsigned long long>(seed));
+    std::printf("fuzz driver: %zu corpus inputs and %zu mutations in %.0f s, seed %llu: no failure\n", corpus.size(),
+                runs, seconds, static_cast<unsigned long long>(seed));
     return 0;
 }

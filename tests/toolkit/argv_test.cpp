@@ -39,8 +39,10 @@ TEST_CASE("the note's argv examples render exactly", "[argv]") {
     CHECK(line("stream_info", R"({"name":"ORDERS","json":false,"account":"A"})") ==
           "stream info --account=A --no-json -- ORDERS");
     CHECK(line("stream_rm", R"({"name":"X","force":false,"account":"A"})") == "stream rm --account=A -- X");
-    CHECK(line("pub", R"({"subject":"o.new","body":["a","b"],"count":3,"header":["X:1","Y:2"],"mode":"async","account":"A"})") ==
-          "pub --account=A --count=3 --header=X:1 --header=Y:2 --mode=async -- o.new a b");
+    CHECK(
+        line("pub",
+             R"({"subject":"o.new","body":["a","b"],"count":3,"header":["X:1","Y:2"],"mode":"async","account":"A"})") ==
+        "pub --account=A --count=3 --header=X:1 --header=Y:2 --mode=async -- o.new a b");
     CHECK(line("pub", R"({"account":"A"})") == "pub --account=A");
     CHECK_THROWS_WITH(line("pub", R"({"nope":1})"), "building command line for \"pub\": unknown property \"nope\"");
 }
@@ -92,8 +94,9 @@ TEST_CASE("positionals: defaults fill gaps, later args need earlier ones", "[arg
     CHECK(command_line(render_argv(spec, json::parse(R"({"second":"s"})"))) == "p -- d1 d2 s");
     CHECK(command_line(render_argv(spec, json::parse(R"({"first":"","second":"s","rest":["x","y"]})"))) ==
           "p --  s x y");
-    CHECK_THROWS_WITH(render_argv(spec, json::parse(R"({"first":"f","rest":["x"]})")),
-                      "building command line for \"p\": argument \"second\" must be set because a later argument is set");
+    CHECK_THROWS_WITH(
+        render_argv(spec, json::parse(R"({"first":"f","rest":["x"]})")),
+        "building command line for \"p\": argument \"second\" must be set because a later argument is set");
     auto bad = spec_of(R"({"name":"a","commands":[{"name":"q","restricted_schema":{"type":"object"},
         "args":[{"name":"many","cumulative":true},{"name":"last","cumulative":false}]}]})");
     CHECK_THROWS_WITH(render_argv(bad, json::parse("{}")),

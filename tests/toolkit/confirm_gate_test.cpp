@@ -36,17 +36,17 @@ private:
 };
 
 tool_ptr gated_tool(confirm_posture p = confirm_posture::required) {
-    return make_function_tool({.name = "rm",
-                               .description = "remove",
-                               .exposed = exposure::none(),
-                               .confirm = p,
-                               .handler = [](const boost::json::object&, const call_options&)
-                                   -> boost::asio::awaitable<outcome> { co_return outcome::from_json(true); }});
+    return make_function_tool(
+        {.name = "rm",
+         .description = "remove",
+         .exposed = exposure::none(),
+         .confirm = p,
+         .handler = [](const boost::json::object&, const call_options&) -> boost::asio::awaitable<outcome> {
+             co_return outcome::from_json(true);
+         }});
 }
 
-gate_decision check(confirm_gate& g, const tool& t, prompter& p) {
-    return run_awaitable(g.check(t, "rm -- X", p));
-}
+gate_decision check(confirm_gate& g, const tool& t, prompter& p) { return run_awaitable(g.check(t, "rm -- X", p)); }
 
 }  // namespace
 
@@ -91,7 +91,8 @@ TEST_CASE("every other answer denies with the reason", "[gate]") {
     scripted_prompter broken(approval::allow_once, true, true);
     d = check(g, *t, broken);
     CHECK_FALSE(d.allowed);
-    CHECK(d.reason == "the operator did not permit this command: the terminal went away; this decision is final, do not retry");
+    CHECK(d.reason ==
+          "the operator did not permit this command: the terminal went away; this decision is final, do not retry");
 }
 
 TEST_CASE("a tool that cannot report its posture is gated", "[gate]") {

@@ -19,8 +19,8 @@
 
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
-using fiskai::test::run_awaitable;
 using fiskai::test::process_gone;
+using fiskai::test::run_awaitable;
 using fiskai::test::wait_until;
 using fiskai::test::zombie_children;
 namespace json = boost::json;
@@ -42,7 +42,9 @@ struct temp_dir {
 // Sets an environment variable for the lifetime of the object (the child inherits it).
 struct scoped_env {
     std::string name;
-    scoped_env(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
+    scoped_env(std::string n, const std::string& value) : name(std::move(n)) {
+        ::setenv(name.c_str(), value.c_str(), 1);
+    }
     ~scoped_env() { ::unsetenv(name.c_str()); }
 };
 
@@ -103,7 +105,8 @@ TEST_CASE("a command runs and returns the CommandResult envelope", "[demo]") {
     auto parsed = json::parse(r.command()->output);
     CHECK(parsed.at("name") == "ORDERS");
 
-    auto pub = call(find(a, "pub"), R"({"subject":"o.new","body":["a","b"],"count":2,"header":["X:1"],"mode":"async"})");
+    auto pub =
+        call(find(a, "pub"), R"({"subject":"o.new","body":["a","b"],"count":2,"header":["X:1"],"mode":"async"})");
     REQUIRE(pub.command());
     CHECK(pub.command()->command == "pub --count=2 --header=X:1 --mode=async -- o.new a b");
     CHECK_THAT(pub.command()->output, Catch::Contains("published 2/2 to o.new"));
@@ -192,15 +195,17 @@ TEST_CASE("credentials never reach the wrapped application", "[demo]") {
 
 TEST_CASE("bad introspection output gives each clear error", "[demo]") {
     const std::string q = "\"" + demo + "\"";
-    CHECK_THAT(introspect_error("garbage"), Catch::StartsWith("introspecting " + q + ": decoding the introspection document: "));
-    CHECK_THAT(introspect_error("stderr"), Catch::StartsWith("introspecting " + q + ": decoding the introspection document: "));
+    CHECK_THAT(introspect_error("garbage"),
+               Catch::StartsWith("introspecting " + q + ": decoding the introspection document: "));
+    CHECK_THAT(introspect_error("stderr"),
+               Catch::StartsWith("introspecting " + q + ": decoding the introspection document: "));
     CHECK(introspect_error("huge") == "introspecting " + q +
                                           " produced more than 16777216 bytes; the binary must emit a bounded "
                                           "introspection document");
     CHECK(introspect_error("fail") == "introspecting " + q + ": exit status 2");
     const auto start = std::chrono::steady_clock::now();
-    CHECK(introspect_error("hang", 1s) == "introspecting " + q +
-                                              " timed out after 1s; the binary must respond within this window");
+    CHECK(introspect_error("hang", 1s) ==
+          "introspecting " + q + " timed out after 1s; the binary must respond within this window");
     CHECK(std::chrono::steady_clock::now() - start < 10s);
 
     scoped_env env("FISK_DEMO_INTROSPECT", "noschema");

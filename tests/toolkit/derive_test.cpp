@@ -42,7 +42,8 @@ TEST_CASE("the note's worked example derives three tools", "[derive]") {
     CHECK(info.confirm.posture == confirm_posture::not_required);
 
     const auto& rm = find(d, "stream_rm");
-    CHECK(rm.model_description == "Remove a stream\n\nRemoves the stream and all its data.\n\nTags: impact:rw, ai:confirm");
+    CHECK(rm.model_description ==
+          "Remove a stream\n\nRemoves the stream and all its data.\n\nTags: impact:rw, ai:confirm");
     CHECK(rm.description == "Remove a stream");
     CHECK(rm.confirm.posture == confirm_posture::required);
     CHECK(rm.confirm.trigger_tag == "ai:confirm");

@@ -18,7 +18,8 @@ function_tool_spec echo_spec(std::string name = "echo") {
     s.name = std::move(name);
     s.description = "Echo the text back";
     s.tags = {"impact:ro"};
-    s.input_schema = json::parse(R"({"type":"object","required":["text"],"properties":{"text":{"type":"string"}}})").as_object();
+    s.input_schema =
+        json::parse(R"({"type":"object","required":["text"],"properties":{"text":{"type":"string"}}})").as_object();
     s.exposed = exposure{surface::mcp};
     s.confirm = confirm_posture::not_required;
     s.handler = [](const json::object& args, const call_options&) -> boost::asio::awaitable<outcome> {
@@ -58,8 +59,9 @@ TEST_CASE("a function tool must declare exposure and confirm posture", "[functio
     s = echo_spec();
     s.kind = tool_kind::remote;
     s.confirm = confirm_posture::required;
-    CHECK_THROWS_WITH(make_function_tool(s), "tool \"echo\" is remote and cannot be confirm-gated; a remote tool is "
-                                             "gated by its serving agent");
+    CHECK_THROWS_WITH(make_function_tool(s),
+                      "tool \"echo\" is remote and cannot be confirm-gated; a remote tool is "
+                      "gated by its serving agent");
     s = echo_spec();
     s.handler = nullptr;
     CHECK_THROWS_WITH(make_function_tool(s), Catch::Contains("has no handler"));

@@ -11,7 +11,8 @@ TEST_CASE("command result envelope omits zero exit code and false truncated", "[
           R"({"command":"stream info -- ORDERS","output":"ok\n"})");
     CHECK(to_json(command_result{"stream info -- ORDERS", 3, "boom\n", false}) ==
           R"({"command":"stream info -- ORDERS","exit_code":3,"output":"boom\n"})");
-    CHECK(to_json(command_result{"x", -1, "", true}) == R"({"command":"x","exit_code":-1,"output":"","truncated":true})");
+    CHECK(to_json(command_result{"x", -1, "", true}) ==
+          R"({"command":"x","exit_code":-1,"output":"","truncated":true})");
 }
 
 TEST_CASE("outcome renders each kind", "[outcome]") {

@@ -26,8 +26,8 @@
 
 using namespace fiskai::toolkit;
 using namespace std::chrono_literals;
-using fiskai::test::run_awaitable;
 using fiskai::test::process_gone;
+using fiskai::test::run_awaitable;
 using fiskai::test::wait_until;
 using fiskai::test::zombie_children;
 
@@ -88,8 +88,7 @@ TEST_CASE("the timeout kills the whole group, grandchildren included", "[process
     temp_dir dir;
     const auto pidfile = dir.path / "grandchild.pid";
     const auto start = std::chrono::steady_clock::now();
-    auto r = run_awaitable(
-        run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait", 300ms)));
+    auto r = run_awaitable(run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait", 300ms)));
     CHECK(r.state == process_result::status::timed_out);
     CHECK(std::chrono::steady_clock::now() - start < 10s);
     const pid_t grandchild = read_pid(pidfile);
@@ -116,10 +115,11 @@ TEST_CASE("cancelling the awaiting coroutine kills the group", "[process]") {
     boost::asio::io_context ioc;
     boost::asio::cancellation_signal cancel;
     std::optional<process_result> result;
-    boost::asio::co_spawn(ioc, run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait")),
-                          boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, process_result r) {
-                              if (!e) result = std::move(r);
-                          }));
+    boost::asio::co_spawn(
+        ioc, run_process(shell("sleep 30 & echo $! > " + pidfile.string() + "; wait")),
+        boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, process_result r) {
+            if (!e) result = std::move(r);
+        }));
     boost::asio::steady_timer t(ioc);
     // cancel once the child has written its pid, not after a guessed delay
     std::function<void()> poll = [&] {
@@ -179,8 +179,7 @@ TEST_CASE("a binary that cannot start is reported", "[process]") {
     CHECK(r.error == "exec: \"fiskai-no-such-binary\": executable file not found in $PATH");
 }
 
-TEST_CASE("an argument over the kernel's per-argument limit is refused clearly and leaves no zombie",
-          "[process]") {
+TEST_CASE("an argument over the kernel's per-argument limit is refused clearly and leaves no zombie", "[process]") {
     REQUIRE(no_zombie_children());
     auto spec = shell("echo never", 20s);
     spec.arguments.push_back(std::string(200 * 1024, 'a'));
@@ -284,8 +283,7 @@ TEST_CASE("a tool's process dies with the server that started it", "[process]") 
     if (server == 0) {
         try {
             (void)run_awaitable(run_process(shell("echo $$ > " + pidfile.string() + "; exec sleep 30", 60s)));
-        } catch (...) {
-        }
+        } catch (...) {}
         ::_exit(0);
     }
     pid_t tool = 0;

@@ -63,7 +63,8 @@ TEST_CASE("keywords valijson does not enforce are listed", "[schema]") {
 
 TEST_CASE("patterns run in linear time and bounded stack whatever the input's length", "[schema][hostile]") {
     // std::regex recursed once per character here and overflowed the stack near 15,000.
-    auto v = make(R"({"type":"object","properties":{"d":{"type":"string","pattern":"^[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+$"}}})");
+    auto v = make(
+        R"({"type":"object","properties":{"d":{"type":"string","pattern":"^[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+$"}}})");
     for (const std::size_t n : {15'000UL, 1'000'000UL}) {
         const std::string ok = std::string(n, '9') + "s";
         CHECK_FALSE(v.validate(json::value{{"d", ok}}));
@@ -92,8 +93,8 @@ TEST_CASE("patternProperties use the same engine", "[schema][hostile]") {
 TEST_CASE("a pattern RE2 cannot compile refuses every value and is reported", "[schema]") {
     auto v = make(R"({"type":"object","properties":{"p":{"type":"string","pattern":"^(?=a)a$"}}})");
     REQUIRE(v.unenforced_keywords().size() == 1);
-    CHECK_THAT(v.unenforced_keywords().front(),
-               Catch::Contains("/properties/p/pattern") && Catch::Contains("not valid RE2 syntax") &&
-                   Catch::Contains("every value will be refused"));
+    CHECK_THAT(v.unenforced_keywords().front(), Catch::Contains("/properties/p/pattern") &&
+                                                    Catch::Contains("not valid RE2 syntax") &&
+                                                    Catch::Contains("every value will be refused"));
     CHECK(v.validate(json::parse(R"({"p":"a"})")));
 }

@@ -44,7 +44,8 @@ asio::awaitable<void> wait_for_slot(slot_pool& pool, wait_state& state, std::opt
 void start_waiter(asio::io_context& ioc, slot_pool& pool, wait_state& state, std::optional<slot_pool::slot>& held,
                   asio::cancellation_signal* cancel = nullptr) {
     if (cancel != nullptr) {
-        asio::co_spawn(ioc, wait_for_slot(pool, state, held), asio::bind_cancellation_slot(cancel->slot(), asio::detached));
+        asio::co_spawn(ioc, wait_for_slot(pool, state, held),
+                       asio::bind_cancellation_slot(cancel->slot(), asio::detached));
     } else {
         asio::co_spawn(ioc, wait_for_slot(pool, state, held), asio::detached);
     }

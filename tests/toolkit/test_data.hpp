@@ -14,6 +14,8 @@ inline std::string read_file(const std::string& path) {
 }
 
 // The complete introspection document of the reference note (an app named `demo`).
-inline std::string note_example() { return read_file(std::string(FISKAI_SOURCE_DIR) + "/tests/toolkit/data/note_example.json"); }
+inline std::string note_example() {
+    return read_file(std::string(FISKAI_SOURCE_DIR) + "/tests/toolkit/data/note_example.json");
+}
 
 }  // namespace fiskai::test

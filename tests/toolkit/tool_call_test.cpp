@@ -21,8 +21,7 @@ namespace json = boost::json;
 
 namespace {
 
-tool_ptr function(std::string name, confirm_posture confirm, function_handler handler,
-                  json::object schema = {}) {
+tool_ptr function(std::string name, confirm_posture confirm, function_handler handler, json::object schema = {}) {
     function_tool_spec s;
     s.name = std::move(name);
     s.description = "a test tool";
@@ -98,8 +97,9 @@ TEST_CASE("an exception from a tool is its call's failure, not the caller's", "[
 }
 
 TEST_CASE("arguments are checked before approval is asked for", "[tool_call]") {
-    auto t = function("gated", confirm_posture::required, answers,
-                      json::parse(R"({"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}})").as_object());
+    auto t = function(
+        "gated", confirm_posture::required, answers,
+        json::parse(R"({"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}})").as_object());
     int asked = 0;
     tool_call_policy p;
     p.approve = [&](const tool&, std::string) -> asio::awaitable<std::optional<outcome>> {

@@ -14,14 +14,14 @@ public:
     const char* name() const noexcept override { return "fiskai.a2a_nats"; }
     std::string message(int ev) const override {
         switch (static_cast<errc>(ev)) {
-        case errc::no_responders: return "no responders available for request";
-        case errc::timed_out: return "no reply before the deadline";
-        case errc::not_connected: return "no NATS connection";
-        case errc::invalid_name: return "invalid NATS name or subject";
-        case errc::subscribe_failed: return "NATS subscription failed";
-        case errc::publish_failed: return "NATS publish failed";
-        case errc::service_stopped: return "micro service stopped";
-        case errc::receive_failed: return "receiving the reply failed";
+            case errc::no_responders: return "no responders available for request";
+            case errc::timed_out: return "no reply before the deadline";
+            case errc::not_connected: return "no NATS connection";
+            case errc::invalid_name: return "invalid NATS name or subject";
+            case errc::subscribe_failed: return "NATS subscription failed";
+            case errc::publish_failed: return "NATS publish failed";
+            case errc::service_stopped: return "micro service stopped";
+            case errc::receive_failed: return "receiving the reply failed";
         }
         return "unknown a2a_nats error";
     }

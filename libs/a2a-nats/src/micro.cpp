@@ -38,7 +38,8 @@ bool valid_subject(std::string_view s) {
 
 std::string one_line(std::string_view s) {
     std::string out(s);
-    std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     const auto b = out.find_first_not_of(' ');
     if (b == std::string::npos) return {};
     return out.substr(b, out.find_last_not_of(' ') - b + 1);
@@ -69,7 +70,8 @@ struct detail::service_state {
     std::vector<std::unique_ptr<a2a_nats::detail::async_subscription>> verbs;
 
     // Publishes unless stopped; the lock keeps stop() from closing in between.
-    bool publish(const std::string& reply, std::string_view data, const std::optional<std::pair<int, std::string>>& error) {
+    bool publish(const std::string& reply, std::string_view data,
+                 const std::optional<std::pair<int, std::string>>& error) {
         std::lock_guard lock(mutex);
         if (stopped || reply.empty()) return false;
         natsConnection* nc = conn->native_handle();
@@ -78,7 +80,8 @@ struct detail::service_state {
             return natsConnection_Publish(nc, reply.c_str(), data.data(), static_cast<int>(data.size())) == NATS_OK;
         }
         natsMsg* msg = nullptr;
-        if (natsMsg_Create(&msg, reply.c_str(), nullptr, data.data(), static_cast<int>(data.size())) != NATS_OK) return false;
+        if (natsMsg_Create(&msg, reply.c_str(), nullptr, data.data(), static_cast<int>(data.size())) != NATS_OK)
+            return false;
         const auto code = std::to_string(error->first);
         bool ok = natsMsgHeader_Set(msg, std::string(error_header).c_str(), error->second.c_str()) == NATS_OK &&
                   natsMsgHeader_Set(msg, std::string(error_code_header).c_str(), code.c_str()) == NATS_OK &&
@@ -202,7 +205,8 @@ struct detail::endpoint_state {
             natsMsg_Destroy(msg);
             if (copy.reply.empty()) {
                 // Nobody can be answered: not handed on (a2a.md 8.6), counted as an error.
-                self->record(std::chrono::nanoseconds(0), std::make_pair(400, std::string("request has no reply subject")));
+                self->record(std::chrono::nanoseconds(0),
+                             std::make_pair(400, std::string("request has no reply subject")));
                 continue;
             }
             {
@@ -224,12 +228,18 @@ struct detail::endpoint_state {
 // ---- request ----
 
 request::request(std::shared_ptr<detail::endpoint_state> ep, std::string subject, std::string reply, std::string data)
-    : endpoint_(std::move(ep)), subject_(std::move(subject)), reply_(std::move(reply)), data_(std::move(data)),
+    : endpoint_(std::move(ep)),
+      subject_(std::move(subject)),
+      reply_(std::move(reply)),
+      data_(std::move(data)),
       received_(steady_clock::now()) {}
 
 request::request(request&& other) noexcept
-    : endpoint_(std::move(other.endpoint_)), subject_(std::move(other.subject_)), reply_(std::move(other.reply_)),
-      data_(std::move(other.data_)), received_(other.received_) {}
+    : endpoint_(std::move(other.endpoint_)),
+      subject_(std::move(other.subject_)),
+      reply_(std::move(other.reply_)),
+      data_(std::move(other.data_)),
+      received_(other.received_) {}
 
 request& request::operator=(request&& other) noexcept {
     if (this != &other) {
@@ -366,23 +376,26 @@ std::string detail::service_state::answer(std::string_view verb) const {
 service::service(conns::connection& conn, asio::any_io_executor executor, service_config config)
     : state_(std::make_shared<detail::service_state>()) {
     if (!gocompat::is_valid_name(config.name)) {
-        throw a2a_nats::error(a2a_nats::errc::invalid_name,
-                    fmt::format("micro service name \"{}\" is not valid: use letters, digits, '-' and '_'", config.name));
+        throw a2a_nats::error(
+            a2a_nats::errc::invalid_name,
+            fmt::format("micro service name \"{}\" is not valid: use letters, digits, '-' and '_'", config.name));
     }
-    if (!conn.native_handle()) throw a2a_nats::error(a2a_nats::errc::not_connected, "micro service: the NATS connection is closed");
+    if (!conn.native_handle())
+        throw a2a_nats::error(a2a_nats::errc::not_connected, "micro service: the NATS connection is closed");
     auto& st = *state_;
     st.conn = &conn;
     st.executor = std::move(executor);
     st.config = std::move(config);
     st.id = conns::connection::new_nuid();
-    st.started = gocompat::format_rfc3339_nano(gocompat::to_go_time(std::chrono::system_clock::now()));  // Go's time.Time JSON form
+    st.started = gocompat::format_rfc3339_nano(
+        gocompat::to_go_time(std::chrono::system_clock::now()));  // Go's time.Time JSON form
 
     // Verbs: plain subscriptions, so that every instance answers. The nats.c thread copies
     // the reply subject and posts; the answer is built and sent on the executor.
     std::weak_ptr<detail::service_state> weak = state_;
     for (std::string_view verb : {"PING", "INFO", "STATS"}) {
-        for (const auto& subject : {verb_subject(verb), verb_subject(verb, st.config.name),
-                                    verb_subject(verb, st.config.name, st.id)}) {
+        for (const auto& subject :
+             {verb_subject(verb), verb_subject(verb, st.config.name), verb_subject(verb, st.config.name, st.id)}) {
             auto handler = [weak, verb](natsMsg* msg) {
                 const char* r = natsMsg_GetReply(msg);
                 if (!r || !*r) return;
@@ -395,10 +408,12 @@ service::service(conns::connection& conn, asio::any_io_executor executor, servic
                 });
             };
             try {
-                st.verbs.push_back(a2a_nats::detail::async_subscription::subscribe(conn.native_handle(), subject, {}, handler));
+                st.verbs.push_back(
+                    a2a_nats::detail::async_subscription::subscribe(conn.native_handle(), subject, {}, handler));
             } catch (const std::exception& e) {
                 stop();
-                throw a2a_nats::error(a2a_nats::errc::subscribe_failed, fmt::format("micro service \"{}\": {}", st.config.name, e.what()));
+                throw a2a_nats::error(a2a_nats::errc::subscribe_failed,
+                                      fmt::format("micro service \"{}\": {}", st.config.name, e.what()));
             }
         }
     }
@@ -423,11 +438,13 @@ std::string service::stats_json() const { return state_->answer("STATS"); }
 
 std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
     if (!gocompat::is_valid_name(config.name)) {
-        throw a2a_nats::error(a2a_nats::errc::invalid_name, fmt::format("micro endpoint name \"{}\" is not valid", config.name));
+        throw a2a_nats::error(a2a_nats::errc::invalid_name,
+                              fmt::format("micro endpoint name \"{}\" is not valid", config.name));
     }
     if (!valid_subject(config.subject) || config.subject.find('>') != std::string::npos ||
         config.subject.find('*') != std::string::npos) {
-        throw a2a_nats::error(a2a_nats::errc::invalid_name, fmt::format("micro endpoint subject \"{}\" is not valid", config.subject));
+        throw a2a_nats::error(a2a_nats::errc::invalid_name,
+                              fmt::format("micro endpoint subject \"{}\" is not valid", config.subject));
     }
     auto& st = *state_;
     std::string queue = config.queue_group.value_or(st.config.queue_group);
@@ -436,14 +453,15 @@ std::unique_ptr<endpoint> service::add_endpoint(endpoint_config config) {
         std::lock_guard lock(st.mutex);
         if (st.stopped) throw a2a_nats::error(a2a_nats::errc::service_stopped, "micro service is stopped");
     }
-    const natsStatus s = ep->queue.empty()
-                             ? natsConnection_SubscribeSync(&ep->sub, st.conn->native_handle(), ep->config.subject.c_str())
-                             : natsConnection_QueueSubscribeSync(&ep->sub, st.conn->native_handle(),
-                                                                 ep->config.subject.c_str(), ep->queue.c_str());
+    const natsStatus s =
+        ep->queue.empty() ? natsConnection_SubscribeSync(&ep->sub, st.conn->native_handle(), ep->config.subject.c_str())
+                          : natsConnection_QueueSubscribeSync(&ep->sub, st.conn->native_handle(),
+                                                              ep->config.subject.c_str(), ep->queue.c_str());
     if (s != NATS_OK) {
         ep->sub = nullptr;
-        throw a2a_nats::error(a2a_nats::errc::subscribe_failed,
-                    fmt::format("subscribing to \"{}\": {}", ep->config.subject, a2a_nats::detail::status_text(s)));
+        throw a2a_nats::error(
+            a2a_nats::errc::subscribe_failed,
+            fmt::format("subscribing to \"{}\": {}", ep->config.subject, a2a_nats::detail::status_text(s)));
     }
     // One round trip, so that when this returns the server routes the subject to us.
     natsConnection_FlushTimeout(st.conn->native_handle(), 2000);

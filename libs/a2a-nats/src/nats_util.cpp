@@ -39,15 +39,16 @@ void on_complete(void* closure) { delete static_cast<async_subscription::handler
 }  // namespace
 
 std::unique_ptr<async_subscription> async_subscription::subscribe(natsConnection* nc, const std::string& subject,
-                                                                   const std::string& queue, handler h) {
+                                                                  const std::string& queue, handler h) {
     auto* closure = new handler(std::move(h));
     natsSubscription* sub = nullptr;
-    const natsStatus s = queue.empty() ? natsConnection_Subscribe(&sub, nc, subject.c_str(), on_message, closure)
-                                       : natsConnection_QueueSubscribe(&sub, nc, subject.c_str(), queue.c_str(),
-                                                                       on_message, closure);
+    const natsStatus s =
+        queue.empty() ? natsConnection_Subscribe(&sub, nc, subject.c_str(), on_message, closure)
+                      : natsConnection_QueueSubscribe(&sub, nc, subject.c_str(), queue.c_str(), on_message, closure);
     if (s != NATS_OK) {
         delete closure;
-        throw a2a_nats::error(a2a_nats::errc::subscribe_failed, fmt::format("subscribing to \"{}\": {}", subject, status_text(s)));
+        throw a2a_nats::error(a2a_nats::errc::subscribe_failed,
+                              fmt::format("subscribing to \"{}\": {}", subject, status_text(s)));
     }
     if (natsSubscription_SetOnCompleteCB(sub, on_complete, closure) != NATS_OK) {
         // Already closed (the connection went away in between): nats.c will make no more

@@ -21,8 +21,10 @@ std::shared_ptr<a2a::client> connect_peer_client(boost::asio::any_io_executor ex
     co.executor = executor;
     co.log = options.log;
     link->nats = conns::provider::dial(options.context, options.identity, std::move(co));
-    link->transport = std::make_unique<nats_transport>(link->nats, executor, transport_options{options.timeout, options.log});
-    link->client = std::make_unique<a2a::client>(*link->transport, a2a::client_options{options.identity, options.timeout});
+    link->transport =
+        std::make_unique<nats_transport>(link->nats, executor, transport_options{options.timeout, options.log});
+    link->client =
+        std::make_unique<a2a::client>(*link->transport, a2a::client_options{options.identity, options.timeout});
     // The client's owner is the whole link.
     return std::shared_ptr<a2a::client>(link, link->client.get());
 }

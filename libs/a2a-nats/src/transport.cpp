@@ -121,7 +121,8 @@ private:
 nats_transport::nats_transport(const conns::provider& nats, asio::any_io_executor executor, transport_options options)
     : state_(std::make_shared<detail::transport_state>()) {
     if (!nats.nats() || !nats.nats()->native_handle()) {
-        throw a2a_nats::error(a2a_nats::errc::not_connected, "a2a NATS transport requires a NATS connection but none was provisioned");
+        throw a2a_nats::error(a2a_nats::errc::not_connected,
+                              "a2a NATS transport requires a NATS connection but none was provisioned");
     }
     state_->conn = nats.nats();
     state_->executor = std::move(executor);
@@ -157,7 +158,8 @@ asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> nats_transport::liste
     // The identity is a subject token and the queue group: nothing else may get through.
     if (!a2a::is_valid_identity(identity)) {
         co_return because(a2a::make_error(a2a::errc::transport_failure,
-                                          fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$", gocompat::quote(identity))),
+                                          fmt::format("cannot serve {}: the identity must match ^[a-zA-Z0-9_-]+$",
+                                                      gocompat::quote(identity))),
                           errc::invalid_name);
     }
     try {
@@ -168,7 +170,8 @@ asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> nats_transport::liste
         auto endpoint = service->add_endpoint(std::move(ep));
         co_return std::unique_ptr<a2a::intake>(std::make_unique<nats_intake>(std::move(service), std::move(endpoint)));
     } catch (const std::exception& e) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("serving {}: {}", gocompat::quote(subject), e.what()));
+        co_return a2a::make_error(a2a::errc::transport_failure,
+                                  fmt::format("serving {}: {}", gocompat::quote(subject), e.what()));
     }
 }
 
@@ -179,7 +182,8 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     if (!a2a::is_valid_identity(agent)) {
         // A `.`, `*`, `>` or space would address other subjects than the agent's.
         co_return because(a2a::make_error(a2a::errc::transport_failure,
-                                          fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$", gocompat::quote(subject))),
+                                          fmt::format("requesting {}: the agent name must match ^[a-zA-Z0-9_-]+$",
+                                                      gocompat::quote(subject))),
                           errc::invalid_name);
     }
     if (timeout <= std::chrono::steady_clock::duration::zero()) timeout = st->options.timeout;
@@ -188,7 +192,8 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
     try {
         st->ensure_reply_subscription();
     } catch (const std::exception& e) {
-        co_return a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), e.what()));
+        co_return a2a::make_error(a2a::errc::transport_failure,
+                                  fmt::format("requesting {}: {}", gocompat::quote(subject), e.what()));
     }
     const auto token = std::to_string(++st->next_token);
     const auto reply_to = st->inbox + "." + token;
@@ -199,9 +204,10 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
                                                        body.data(), static_cast<int>(body.size()));
     if (s != NATS_OK) {
         st->pending.erase(token);
-        co_return because(a2a::make_error(a2a::errc::transport_failure,
-                                          fmt::format("requesting {}: {}", gocompat::quote(subject), detail::status_text(s))),
-                          errc::publish_failed);
+        co_return because(
+            a2a::make_error(a2a::errc::transport_failure,
+                            fmt::format("requesting {}: {}", gocompat::quote(subject), detail::status_text(s))),
+            errc::publish_failed);
     }
 
     asio::steady_timer deadline(st->executor, timeout);
@@ -209,15 +215,16 @@ asio::awaitable<a2a::result<a2a::reply>> nats_transport::request(a2a::route r, s
                              deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
     st->pending.erase(token);
     if (outcome.index() == 1) {
-        co_return because(a2a::make_error(a2a::errc::agent_unavailable,
-                                          fmt::format("no reply on {}: context deadline exceeded", gocompat::quote(subject))),
-                          errc::timed_out);
+        co_return because(
+            a2a::make_error(a2a::errc::agent_unavailable,
+                            fmt::format("no reply on {}: context deadline exceeded", gocompat::quote(subject))),
+            errc::timed_out);
     }
     auto [ec, m] = std::get<0>(std::move(outcome));
     if (ec) {
-        co_return because(
-            a2a::make_error(a2a::errc::transport_failure, fmt::format("requesting {}: {}", gocompat::quote(subject), ec.message())),
-            errc::receive_failed);
+        co_return because(a2a::make_error(a2a::errc::transport_failure,
+                                          fmt::format("requesting {}: {}", gocompat::quote(subject), ec.message())),
+                          errc::receive_failed);
     }
     if (m.no_responders) {
         co_return because(a2a::make_error(a2a::errc::agent_unavailable,

@@ -49,7 +49,8 @@ result<std::string> client::prepare_discovery(std::string_view agent) const {
     return finish_request(m, options_.identity, agent);
 }
 
-result<std::string> client::prepare_tool_call(std::string_view agent, std::string_view tool, std::string_view input) const {
+result<std::string> client::prepare_tool_call(std::string_view agent, std::string_view tool,
+                                              std::string_view input) const {
     tool_request m;
     m.name = std::string(tool);
     // Models send `null` for a tool without arguments; the schema wants an object or nothing.
@@ -69,7 +70,8 @@ asio::awaitable<result<discovery_reply>> client::discover(std::string agent,
                                                           std::optional<std::chrono::steady_clock::duration> timeout) {
     auto body = prepare_discovery(agent);
     if (!body) co_return body.error();
-    auto r = co_await transport_.request(route::discovery, std::move(agent), std::move(*body), timeout_or_default(timeout));
+    auto r =
+        co_await transport_.request(route::discovery, std::move(agent), std::move(*body), timeout_or_default(timeout));
     if (!r) co_return r.error();
     co_return accept_discovery(*r);
 }

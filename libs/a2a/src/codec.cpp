@@ -218,7 +218,8 @@ result<void> write_payload(object_writer& w, const task_request& m) {
 }
 
 result<void> write_payload(object_writer& w, const task_event& m) {
-    if (std::holds_alternative<std::monostate>(m.block)) return make_error(errc::invalid_message, "block has no content");
+    if (std::holds_alternative<std::monostate>(m.block))
+        return make_error(errc::invalid_message, "block has no content");
     return write_block(w.key("block"), m.block);
 }
 
@@ -281,14 +282,14 @@ namespace json = boost::json;
 
 std::string_view kind_name(json::kind k) noexcept {
     switch (k) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
+        case json::kind::null: return "null";
+        case json::kind::bool_: return "a boolean";
+        case json::kind::int64:
+        case json::kind::uint64:
+        case json::kind::double_: return "a number";
+        case json::kind::string: return "a string";
+        case json::kind::array: return "an array";
+        case json::kind::object: return "an object";
     }
     return "a value";
 }
@@ -389,7 +390,8 @@ public:
                 } else if (!e.is_string()) {
                     return wrong(key, "an array of strings", e);
                 } else {
-                    out.push_back(gocompat::to_valid_utf8(std::string_view(e.get_string().data(), e.get_string().size())));
+                    out.push_back(
+                        gocompat::to_valid_utf8(std::string_view(e.get_string().data(), e.get_string().size())));
                 }
             }
         }
@@ -633,10 +635,13 @@ result<void> parse_body(std::string_view body, parsed_body& out) {
 }
 
 result<std::size_t> protocol_index(const json::value& doc) {
-    if (!doc.is_object()) return make_error(errc::invalid_json, "a message is a JSON object, not " + std::string(kind_name(doc.kind())));
+    if (!doc.is_object())
+        return make_error(errc::invalid_json, "a message is a JSON object, not " + std::string(kind_name(doc.kind())));
     const auto* p = doc.get_object().if_contains("protocol");
     if (p == nullptr || p->is_null()) return make_error(errc::unknown_protocol, "\"\"");
-    if (!p->is_string()) return make_error(errc::unknown_protocol, "protocol is " + std::string(kind_name(p->kind())) + ", not a string");
+    if (!p->is_string())
+        return make_error(errc::unknown_protocol,
+                          "protocol is " + std::string(kind_name(p->kind())) + ", not a string");
     const std::string_view id(p->get_string().data(), p->get_string().size());
     for (std::size_t i = 0; i < protocols::all.size(); ++i) {
         if (protocols::all[i] == id) return i;

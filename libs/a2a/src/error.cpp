@@ -19,17 +19,17 @@ public:
     const char* name() const noexcept override { return "fiskai.a2a"; }
     std::string message(int ev) const override {
         switch (static_cast<errc>(ev)) {
-        case errc::too_large: return "message exceeds 786432 bytes";
-        case errc::invalid_json: return "invalid JSON";
-        case errc::unknown_protocol: return "unknown protocol";
-        case errc::schema_violation: return "schema validation failed";
-        case errc::invalid_field: return "invalid field value";
-        case errc::protocol_mismatch: return "unexpected message protocol";
-        case errc::unknown_block_type: return "unknown block type";
-        case errc::invalid_message: return "invalid message";
-        case errc::agent_unavailable: return "remote agent unavailable";
-        case errc::error_reply: return "remote agent answered with an error";
-        case errc::transport_failure: return "transport failure";
+            case errc::too_large: return "message exceeds 786432 bytes";
+            case errc::invalid_json: return "invalid JSON";
+            case errc::unknown_protocol: return "unknown protocol";
+            case errc::schema_violation: return "schema validation failed";
+            case errc::invalid_field: return "invalid field value";
+            case errc::protocol_mismatch: return "unexpected message protocol";
+            case errc::unknown_block_type: return "unknown block type";
+            case errc::invalid_message: return "invalid message";
+            case errc::agent_unavailable: return "remote agent unavailable";
+            case errc::error_reply: return "remote agent answered with an error";
+            case errc::transport_failure: return "transport failure";
         }
         return "unknown a2a error";
     }

@@ -8,7 +8,7 @@ namespace fiskai::a2a {
 
 namespace {
 constexpr char base62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-}
+}  // namespace
 
 std::string make_ksuid(std::uint32_t timestamp, const std::array<std::uint8_t, 16>& payload) {
     // The 20 bytes as five big-endian 32-bit words, divided by 62 until nothing is left.

@@ -106,7 +106,8 @@ void append_raw(std::string& out, std::string_view s) {
             out.push_back(hex_digits[static_cast<unsigned char>(c) >> 4]);
             out.push_back(hex_digits[static_cast<unsigned char>(c) & 0xF]);
             start = i + 1;
-        } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() &&
+                   static_cast<unsigned char>(s[i + 1]) == 0x80 &&
                    (static_cast<unsigned char>(s[i + 2]) & ~1U) == 0xA8) {
             out.append(s.substr(start, i - start));
             out.append((static_cast<unsigned char>(s[i + 2]) & 1U) != 0 ? "\\u2029" : "\\u2028");
@@ -143,30 +144,32 @@ std::string unquote(std::string_view token) {
         if (i + 1 >= s.size()) break;
         const char e = s[i + 1];
         switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case '/': out.push_back('/'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
-        case 'u': {
-            const long u = hex4(s, i + 2);
-            if (u < 0) return out;  // not valid JSON; never reached for parsed input
-            i += 6;
-            if (is_high_surrogate(u) && i + 6 <= s.size() && s[i] == '\\' && s[i + 1] == 'u') {
-                const long lo = hex4(s, i + 2);
-                if (is_low_surrogate(lo)) {
-                    gocompat::append_utf8(out, static_cast<char32_t>(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)));
-                    i += 6;
-                    continue;
+            case '"': out.push_back('"'); break;
+            case '\\': out.push_back('\\'); break;
+            case '/': out.push_back('/'); break;
+            case 'b': out.push_back('\b'); break;
+            case 'f': out.push_back('\f'); break;
+            case 'n': out.push_back('\n'); break;
+            case 'r': out.push_back('\r'); break;
+            case 't': out.push_back('\t'); break;
+            case 'u': {
+                const long u = hex4(s, i + 2);
+                if (u < 0) return out;  // not valid JSON; never reached for parsed input
+                i += 6;
+                if (is_high_surrogate(u) && i + 6 <= s.size() && s[i] == '\\' && s[i + 1] == 'u') {
+                    const long lo = hex4(s, i + 2);
+                    if (is_low_surrogate(lo)) {
+                        gocompat::append_utf8(out,
+                                              static_cast<char32_t>(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)));
+                        i += 6;
+                        continue;
+                    }
                 }
+                gocompat::append_utf8(
+                    out, (is_high_surrogate(u) || is_low_surrogate(u)) ? 0xFFFD : static_cast<char32_t>(u));
+                continue;
             }
-            gocompat::append_utf8(out, (is_high_surrogate(u) || is_low_surrogate(u)) ? 0xFFFD : static_cast<char32_t>(u));
-            continue;
-        }
-        default: break;
+            default: break;
         }
         i += 2;
     }

@@ -128,7 +128,8 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
     }
 
     auto answer = std::make_shared<reply_channel>(st->executor, 1);
-    incoming in{std::move(body), responder([answer](reply rep) { answer->try_send(boost::system::error_code{}, std::move(rep)); })};
+    incoming in{std::move(body),
+                responder([answer](reply rep) { answer->try_send(boost::system::error_code{}, std::move(rep)); })};
 
     auto exchange = [&]() -> asio::awaitable<result<reply>> {
         ++box->queued;
@@ -139,7 +140,9 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
             throw;
         }
         auto [ec, rep] = co_await answer->async_receive(asio::as_tuple(asio::use_awaitable));
-        if (ec) co_return make_error(errc::transport_failure, "requesting " + gocompat::quote(address) + ": " + ec.message());
+        if (ec)
+            co_return make_error(errc::transport_failure,
+                                 "requesting " + gocompat::quote(address) + ": " + ec.message());
         co_return rep;
     };
 
@@ -147,9 +150,11 @@ asio::awaitable<result<reply>> memory_transport::request(route r, std::string ag
     try {
         auto outcome = co_await (exchange() || deadline.async_wait(asio::use_awaitable));
         if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
-        co_return make_error(errc::agent_unavailable, "no reply on " + gocompat::quote(address) + ": deadline exceeded");
+        co_return make_error(errc::agent_unavailable,
+                             "no reply on " + gocompat::quote(address) + ": deadline exceeded");
     } catch (const boost::system::system_error& e) {
-        co_return make_error(errc::transport_failure, "requesting " + gocompat::quote(address) + ": " + e.code().message());
+        co_return make_error(errc::transport_failure,
+                             "requesting " + gocompat::quote(address) + ": " + e.code().message());
     }
 }
 

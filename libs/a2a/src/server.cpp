@@ -85,7 +85,8 @@ struct server::impl {
             text = "invalid request: " + e.message;
         }
         // One line: it travels in a header.
-        std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
         return text;
     }
 
@@ -104,15 +105,19 @@ void server::impl::select(toolkit::tool_list tools) {
         if (!tool->exposed().on(toolkit::surface::a2a)) {
             reason = "Skipping tool: it does not declare a2a exposure";
         } else if (const auto posture = tool->confirm().posture; posture == toolkit::confirm_posture::unknown) {
-            reason = "Skipping tool: it cannot report whether it is confirmation-gated; it is refused rather than served ungated";
+            reason =
+                "Skipping tool: it cannot report whether it is confirmation-gated; it is refused rather than served "
+                "ungated";
         } else if (posture == toolkit::confirm_posture::required) {
-            reason = "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use "
-                     "ai:deny to suppress this";
+            reason =
+                "Skipping tool: confirmation-gated commands are not served over a2a (no operator to approve); use "
+                "ai:deny to suppress this";
         } else if (!gocompat::is_valid_name(name)) {
             reason = "Skipping tool: not a valid a2a tool name";
         } else if (tool->model_description().empty()) {
-            reason = "Skipping tool: served tools must advertise a description; remote agents will not import a "
-                     "description-less tool";
+            reason =
+                "Skipping tool: served tools must advertise a description; remote agents will not import a "
+                "description-less tool";
         } else if (by_name.contains(name)) {
             reason = "Skipping tool: another served tool already has this name";
         }
@@ -183,9 +188,7 @@ admission server::admit(route r, std::string_view body) const {
     return admitted_call{std::move(request), it->second};
 }
 
-asio::awaitable<slot> server::acquire() {
-    co_return co_await impl_->pool->acquire();
-}
+asio::awaitable<slot> server::acquire() { co_return co_await impl_->pool->acquire(); }
 
 asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
     if (!held) throw std::invalid_argument("a2a: a tool call runs only in a held slot");
@@ -204,44 +207,46 @@ asio::awaitable<reply> server::execute(admitted_call call, slot& held) {
     policy.call.asker = &toolkit::default_deny_prompter();
     policy.on_start = [&](const toolkit::tool& t, const std::string&) {
         im.log(log_level::info, "Running tool call",
-               {{"tool", t.name()}, {"command", t.kind() == toolkit::tool_kind::command ? t.title() : t.name()},
+               {{"tool", t.name()},
+                {"command", t.kind() == toolkit::tool_kind::command ? t.title() : t.name()},
                 {"sender", sender}});
     };
     policy.on_finish = [&](const toolkit::tool& t, const std::string&, const toolkit::outcome& o,
                            steady_clock::duration took) {
         const auto duration = gocompat::format_duration(took);
         if (o.is_error()) {
-            im.log(log_level::error, "Tool call failed", {{"tool", t.name()}, {"duration", duration}, {"error", o.render()}});
+            im.log(log_level::error, "Tool call failed",
+                   {{"tool", t.name()}, {"duration", duration}, {"error", o.render()}});
             return;
         }
         const auto* c = o.command();
         const auto exit_code = std::to_string(c ? c->exit_code : 0);
         im.log(log_level::info, "Tool call completed",
-               {{"tool", t.name()}, {"duration", duration}, {"exit_code", exit_code},
+               {{"tool", t.name()},
+                {"duration", duration},
+                {"exit_code", exit_code},
                 {"truncated", c && c->truncated ? "true" : "false"}});
     };
     const auto outcome = co_await toolkit::run_tool_call(call.tool, std::move(arguments), std::move(policy));
 
     tool_reply out;
     switch (outcome.type()) {
-    case toolkit::outcome::kind::command: {
-        const auto* c = outcome.command();
-        out.output = c->output;
-        out.exec = exec_result{c->command, c->exit_code, c->truncated};
-        break;
-    }
-    case toolkit::outcome::kind::json:
-        gocompat::append_json(out.output, *outcome.json());
-        break;
-    case toolkit::outcome::kind::content:
-        // The tool reply carries text: the content as a model would read it.
-        out.is_error = outcome.is_error();
-        out.output = outcome.render();
-        break;
-    case toolkit::outcome::kind::error:
-        out.is_error = true;
-        out.output = outcome.error_message();
-        break;
+        case toolkit::outcome::kind::command: {
+            const auto* c = outcome.command();
+            out.output = c->output;
+            out.exec = exec_result{c->command, c->exit_code, c->truncated};
+            break;
+        }
+        case toolkit::outcome::kind::json: gocompat::append_json(out.output, *outcome.json()); break;
+        case toolkit::outcome::kind::content:
+            // The tool reply carries text: the content as a model would read it.
+            out.is_error = outcome.is_error();
+            out.output = outcome.render();
+            break;
+        case toolkit::outcome::kind::error:
+            out.is_error = true;
+            out.output = outcome.error_message();
+            break;
     }
     co_return im.finish(out, request);
 }
@@ -272,16 +277,19 @@ asio::awaitable<void> server::impl::tool_loop(server& s, intake& in) {
         // is busy, the next request is not read.
         auto permit = co_await s.acquire();
         auto signal = running.insert(running.end(), std::make_shared<asio::cancellation_signal>());
-        asio::co_spawn(executor, run_call(s, std::get<admitted_call>(std::move(verdict)), std::move(permit), std::move(request->respond)),
-                       asio::bind_cancellation_slot((*signal)->slot(), [this, signal, keep = *signal](const std::exception_ptr& e) {
-                           running.erase(signal);
-                           if (!e) return;
-                           try {
-                               std::rethrow_exception(e);
-                           } catch (const std::exception& ex) {
-                               log(log_level::error, "Tool call worker failed", {{"error", ex.what()}});
-                           }
-                       }));
+        asio::co_spawn(
+            executor,
+            run_call(s, std::get<admitted_call>(std::move(verdict)), std::move(permit), std::move(request->respond)),
+            asio::bind_cancellation_slot(
+                (*signal)->slot(), [this, signal, keep = *signal](const std::exception_ptr& e) {
+                    running.erase(signal);
+                    if (!e) return;
+                    try {
+                        std::rethrow_exception(e);
+                    } catch (const std::exception& ex) {
+                        log(log_level::error, "Tool call worker failed", {{"error", ex.what()}});
+                    }
+                }));
     }
 }
 

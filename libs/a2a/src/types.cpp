@@ -25,7 +25,8 @@ namespace chr = std::chrono;
 timestamp::timestamp() noexcept : seconds_(chr::sys_days{chr::year{1} / chr::January / 1}) {}
 
 timestamp::timestamp(chr::sys_time<chr::nanoseconds> utc) noexcept
-    : seconds_(chr::floor<chr::seconds>(utc)), nanos_(static_cast<std::uint32_t>((utc - chr::floor<chr::seconds>(utc)).count())) {}
+    : seconds_(chr::floor<chr::seconds>(utc)),
+      nanos_(static_cast<std::uint32_t>((utc - chr::floor<chr::seconds>(utc)).count())) {}
 
 timestamp timestamp::now() noexcept {
     return timestamp(chr::time_point_cast<chr::nanoseconds>(chr::system_clock::now()));
@@ -65,13 +66,14 @@ raw_json raw_json::from_value(const boost::json::value& v) {
 boost::json::value raw_json::to_value() const {
     const auto repaired = detail::replace_unpaired_surrogates(text_);
     boost::system::error_code ec;
-    auto v = boost::json::parse(repaired ? std::string_view(*repaired) : std::string_view(text_), ec, {}, detail::parse_options());
+    auto v = boost::json::parse(repaired ? std::string_view(*repaired) : std::string_view(text_), ec, {},
+                                detail::parse_options());
     return ec ? boost::json::value() : v;
 }
 
 bool is_known_stop_reason(std::string_view reason) noexcept {
-    constexpr std::array known = {stop_reasons::end_turn, stop_reasons::max_tokens,      stop_reasons::refusal,
-                                  stop_reasons::canceled, stop_reasons::error,           stop_reasons::budget_exhausted,
+    constexpr std::array known = {stop_reasons::end_turn,  stop_reasons::max_tokens,    stop_reasons::refusal,
+                                  stop_reasons::canceled,  stop_reasons::error,         stop_reasons::budget_exhausted,
                                   stop_reasons::suspended, stop_reasons::max_iterations};
     return std::find(known.begin(), known.end(), reason) != known.end();
 }

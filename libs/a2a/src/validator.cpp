@@ -94,7 +94,8 @@ struct validator::impl {
             if (v.validate(schema, target, nullptr)) return index;
             valijson::ValidationResults results;
             v.validate(schema, target, &results);
-            return make_error(errc::schema_violation, describe(results, detail::embedded_schema_files[*index + 1].name));
+            return make_error(errc::schema_violation,
+                              describe(results, detail::embedded_schema_files[*index + 1].name));
         } catch (const std::exception& ex) {
             return make_error(errc::schema_violation, ex.what());
         }

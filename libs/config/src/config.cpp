@@ -45,8 +45,7 @@ confirm_mode prepare_confirm_mode(const std::string& raw) {
     if (v == "always") return confirm_mode::always;
     if (v == "never") return confirm_mode::never;
     // The raw value is quoted so stray whitespace or case is visible in the message.
-    throw config_error(
-        fmt::format("invalid confirm_over_mcp {}: must be auto, always or never", gocompat::quote(raw)));
+    throw config_error(fmt::format("invalid confirm_over_mcp {}: must be auto, always or never", gocompat::quote(raw)));
 }
 
 constexpr std::array<std::string_view, 2> exposable_builtins{"knowledge_search", "knowledge_enumerate"};
@@ -133,11 +132,11 @@ void prepare_embeddings_timeout(embeddings_settings& emb, const std::string& raw
     try {
         emb.timeout = gocompat::parse_duration(raw);
     } catch (const gocompat::duration_error& e) {
-        throw config_error(
-            fmt::format("invalid knowledge.embeddings.timeout {}: {}", gocompat::quote(raw), e.what()));
+        throw config_error(fmt::format("invalid knowledge.embeddings.timeout {}: {}", gocompat::quote(raw), e.what()));
     }
     if (emb.timeout <= std::chrono::nanoseconds::zero()) {
-        throw config_error(fmt::format("invalid knowledge.embeddings.timeout {}: must be positive", gocompat::quote(raw)));
+        throw config_error(
+            fmt::format("invalid knowledge.embeddings.timeout {}: must be positive", gocompat::quote(raw)));
     }
 }
 
@@ -158,10 +157,10 @@ config prepare(detail::raw_config raw) {
         m.builtins = prepare_builtins(raw.mcp->builtins, c.harness.knowledge.enabled);
         m.limits = prepare_limits(raw.mcp->limits, "expose.agent.mcp");
         if (m.max_connections < 0 || m.max_connections > mcp_settings::max_connections_ceiling) {
-            throw config_error(fmt::format("invalid expose.agent.mcp.max_connections {}: must be 0 (the default, {}) "
-                                           "to {}",
-                                           m.max_connections, mcp_settings::default_max_connections,
-                                           mcp_settings::max_connections_ceiling));
+            throw config_error(fmt::format(
+                "invalid expose.agent.mcp.max_connections {}: must be 0 (the default, {}) "
+                "to {}",
+                m.max_connections, mcp_settings::default_max_connections, mcp_settings::max_connections_ceiling));
         }
         c.mcp = std::move(m);
     }
@@ -208,8 +207,9 @@ void validate_remote_host(const remote_host& host) {
                                        gocompat::quote(host.name), identity_rule));
     }
     if (!host.alias.empty() && !gocompat::is_valid_name(host.alias)) {
-        throw config_error(fmt::format("remote_tools host {} has an invalid alias {}: {} (it prefixes imported tool names)",
-                                       gocompat::quote(host.name), gocompat::quote(host.alias), identity_rule));
+        throw config_error(
+            fmt::format("remote_tools host {} has an invalid alias {}: {} (it prefixes imported tool names)",
+                        gocompat::quote(host.name), gocompat::quote(host.alias), identity_rule));
     }
     // Fail closed: an exclude that cannot be honoured would import a tool the operator
     // meant to remove.
@@ -234,7 +234,8 @@ void require_server_basics(const config& c) {
 // lower-case errno strings.
 std::string os_error(std::string_view op, const std::string& path, int err) {
     std::string message = std::generic_category().message(err);
-    if (!message.empty() && message[0] >= 'A' && message[0] <= 'Z') message[0] = static_cast<char>(message[0] - 'A' + 'a');
+    if (!message.empty() && message[0] >= 'A' && message[0] <= 'Z')
+        message[0] = static_cast<char>(message[0] - 'A' + 'a');
     return fmt::format("{} {}: {}", op, path, message);
 }
 
@@ -265,9 +266,9 @@ std::string read_whole_file(const std::string& path) {
 
 std::string_view to_string(confirm_mode m) noexcept {
     switch (m) {
-    case confirm_mode::always: return "always";
-    case confirm_mode::never: return "never";
-    case confirm_mode::auto_: break;
+        case confirm_mode::always: return "always";
+        case confirm_mode::never: return "never";
+        case confirm_mode::auto_: break;
     }
     return "auto";
 }
@@ -301,33 +302,34 @@ void validate_for_mode(const config& c, mode m) {
     for (const auto& host : c.remote_tools) validate_remote_host(host);
 
     switch (m) {
-    case mode::lenient: return;
-    case mode::server:
-        if (!c.a2a_serving_enabled()) {
-            throw config_error(
-                "a2a serving is not enabled: add 'expose: {agent: {a2a: {serve_tools: true}}}' to the config");
-        }
-        require_server_basics(c);
-        return;
-    case mode::serve: require_server_basics(c); return;
-    case mode::mcp:
-        if (!c.mcp) {
-            throw config_error(
-                "MCP serving is not enabled: add an 'expose.agent.mcp' block to the config (an empty block 'mcp: {}' "
-                "uses the defaults)");
-        }
-        return;
-    case mode::agent:
-        if (!c.remote_tools.empty() && c.nats_context.empty()) {
-            throw config_error("nats_context is required when remote_tools is set");
-        }
-        // An agent that is also exposed over MCP may run without a prompt of its own.
-        if (!c.mcp) {
-            if (c.identity.empty()) throw config_error("identity is required unless exposed over MCP");
-            if (c.system_prompt.empty()) throw config_error("prompt is required unless exposed over MCP");
-        }
-        if (c.llm.model.empty()) throw config_error("llm.model is required");
-        return;
+        case mode::lenient: return;
+        case mode::server:
+            if (!c.a2a_serving_enabled()) {
+                throw config_error(
+                    "a2a serving is not enabled: add 'expose: {agent: {a2a: {serve_tools: true}}}' to the config");
+            }
+            require_server_basics(c);
+            return;
+        case mode::serve: require_server_basics(c); return;
+        case mode::mcp:
+            if (!c.mcp) {
+                throw config_error(
+                    "MCP serving is not enabled: add an 'expose.agent.mcp' block to the config (an empty block 'mcp: "
+                    "{}' "
+                    "uses the defaults)");
+            }
+            return;
+        case mode::agent:
+            if (!c.remote_tools.empty() && c.nats_context.empty()) {
+                throw config_error("nats_context is required when remote_tools is set");
+            }
+            // An agent that is also exposed over MCP may run without a prompt of its own.
+            if (!c.mcp) {
+                if (c.identity.empty()) throw config_error("identity is required unless exposed over MCP");
+                if (c.system_prompt.empty()) throw config_error("prompt is required unless exposed over MCP");
+            }
+            if (c.llm.model.empty()) throw config_error("llm.model is required");
+            return;
     }
 }
 

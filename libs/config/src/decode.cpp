@@ -158,13 +158,13 @@ bool is_quoted(const YAML::Node& n) { return n.Tag() == "!" || n.Tag() == str_ta
 
 std::string describe(const YAML::Node& n) {
     switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar:
-        if (is_quoted(n)) return "the quoted string " + gocompat::quote(n.Scalar());
-        return gocompat::quote(n.Scalar());
-    default: return "an undefined value";
+        case YAML::NodeType::Map: return "a mapping";
+        case YAML::NodeType::Sequence: return "a list";
+        case YAML::NodeType::Null: return "nothing";
+        case YAML::NodeType::Scalar:
+            if (is_quoted(n)) return "the quoted string " + gocompat::quote(n.Scalar());
+            return gocompat::quote(n.Scalar());
+        default: return "an undefined value";
     }
 }
 
@@ -188,7 +188,8 @@ public:
     mapping(const YAML::Node& node, std::string path, std::string_view pattern, int line) : path_(std::move(path)) {
         if (node.IsNull()) return;
         if (!node.IsMap()) {
-            if (path_.empty()) fail(line, fmt::format("the document must be a mapping of keys to values, got {}", describe(node)));
+            if (path_.empty())
+                fail(line, fmt::format("the document must be a mapping of keys to values, got {}", describe(node)));
             wrong_type(line, path_, "a mapping", node);
         }
         const auto& allowed = keys_for(pattern);
@@ -206,8 +207,8 @@ public:
             std::string child = join_path(path_, name);
             for (const auto& f : fields_) {
                 if (f.first == name) {
-                    fail(key_line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them",
-                                               child, f.second.line));
+                    fail(key_line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child,
+                                               f.second.line));
                 }
             }
             if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
@@ -442,61 +443,61 @@ struct json_budget {
 void to_json(const YAML::Node& n, const std::string& path, int line, std::string& out, json_budget& budget) {
     budget.spend(1);
     switch (n.Type()) {
-    case YAML::NodeType::Scalar: {
-        const std::string scalar = scalar_json(n);
-        budget.spend(scalar.size());
-        out += scalar;
-        return;
-    }
-    case YAML::NodeType::Sequence: {
-        budget.enter();
-        out += '[';
-        std::size_t index = 0;
-        for (const auto& item : n) {
-            if (index > 0) out += ',';
-            const int item_line = line_of(item);
-            to_json(item, fmt::format("{}[{}]", path, index), item_line > 0 ? item_line : line, out, budget);
-            ++index;
+        case YAML::NodeType::Scalar: {
+            const std::string scalar = scalar_json(n);
+            budget.spend(scalar.size());
+            out += scalar;
+            return;
         }
-        out += ']';
-        budget.leave();
-        return;
-    }
-    case YAML::NodeType::Map: {
-        budget.enter();
-        std::map<std::string, std::pair<std::string, int>> members;  // sorted by key bytes
-        for (auto it = n.begin(); it != n.end(); ++it) {
-            const YAML::Node key_node = it->first;
-            const YAML::Node value_node = it->second;
-            const int key_line = line_of(key_node);
-            if (!key_node.IsScalar()) {
-                fail(key_line, fmt::format("{}: keys must be plain strings, got {}", path, describe(key_node)));
+        case YAML::NodeType::Sequence: {
+            budget.enter();
+            out += '[';
+            std::size_t index = 0;
+            for (const auto& item : n) {
+                if (index > 0) out += ',';
+                const int item_line = line_of(item);
+                to_json(item, fmt::format("{}[{}]", path, index), item_line > 0 ? item_line : line, out, budget);
+                ++index;
             }
-            const std::string key = key_node.Scalar();
-            const std::string child = join_path(path, key);
-            if (const auto seen = members.find(key); seen != members.end()) {
-                fail(key_line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child,
-                                           seen->second.second));
+            out += ']';
+            budget.leave();
+            return;
+        }
+        case YAML::NodeType::Map: {
+            budget.enter();
+            std::map<std::string, std::pair<std::string, int>> members;  // sorted by key bytes
+            for (auto it = n.begin(); it != n.end(); ++it) {
+                const YAML::Node key_node = it->first;
+                const YAML::Node value_node = it->second;
+                const int key_line = line_of(key_node);
+                if (!key_node.IsScalar()) {
+                    fail(key_line, fmt::format("{}: keys must be plain strings, got {}", path, describe(key_node)));
+                }
+                const std::string key = key_node.Scalar();
+                const std::string child = join_path(path, key);
+                if (const auto seen = members.find(key); seen != members.end()) {
+                    fail(key_line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child,
+                                               seen->second.second));
+                }
+                std::string value;
+                budget.spend(key.size());
+                to_json(value_node, child, key_line, value, budget);
+                members.emplace(key, std::make_pair(std::move(value), key_line));
             }
-            std::string value;
-            budget.spend(key.size());
-            to_json(value_node, child, key_line, value, budget);
-            members.emplace(key, std::make_pair(std::move(value), key_line));
+            out += '{';
+            bool first = true;
+            for (const auto& [key, member] : members) {
+                if (!first) out += ',';
+                first = false;
+                gocompat::append_json_string(out, key);
+                out += ':';
+                out += member.first;
+            }
+            out += '}';
+            budget.leave();
+            return;
         }
-        out += '{';
-        bool first = true;
-        for (const auto& [key, member] : members) {
-            if (!first) out += ',';
-            first = false;
-            gocompat::append_json_string(out, key);
-            out += ':';
-            out += member.first;
-        }
-        out += '}';
-        budget.leave();
-        return;
-    }
-    default: out += "null"; return;
+        default: out += "null"; return;
     }
 }
 

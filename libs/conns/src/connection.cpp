@@ -31,12 +31,12 @@ std::string status_text(natsStatus s) { return nats_status_text(static_cast<int>
 // What a failed natsConnection_Connect means for the caller.
 errc dial_failure(natsStatus s) {
     switch (s) {
-    case NATS_NO_SERVER: return errc::connection_refused;
-    case NATS_TIMEOUT: return errc::timed_out;
-    case NATS_CONNECTION_AUTH_FAILED:
-    case NATS_NOT_PERMITTED: return errc::not_authorized;
-    case NATS_SSL_ERROR: return errc::tls_failed;
-    default: return errc::connect_failed;
+        case NATS_NO_SERVER: return errc::connection_refused;
+        case NATS_TIMEOUT: return errc::timed_out;
+        case NATS_CONNECTION_AUTH_FAILED:
+        case NATS_NOT_PERMITTED: return errc::not_authorized;
+        case NATS_SSL_ERROR: return errc::tls_failed;
+        default: return errc::connect_failed;
     }
 }
 
@@ -191,27 +191,29 @@ struct connection::impl {
 
 connection::connection(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
 
-connection::~connection() {
-    close();
-}
+connection::~connection() { close(); }
 
 std::unique_ptr<connection> connection::dial(const nats_context& ctx, const connect_options& o) {
     if (ctx.tls_first) {
-        throw context_error(errc::unsupported_setting, fmt::format("{} sets tls_first, which this build's NATS client (nats.c 3.4.1) cannot do; "
+        throw context_error(errc::unsupported_setting,
+                            fmt::format("{} sets tls_first, which this build's NATS client (nats.c 3.4.1) cannot do; "
                                         "remove it or use a server that accepts TLS after INFO",
                                         describe(ctx)));
     }
     if (!ctx.socks_proxy.empty()) {
-        throw context_error(errc::unsupported_setting, fmt::format("{} sets socks_proxy, which this build's NATS client (nats.c 3.4.1) cannot use",
+        throw context_error(errc::unsupported_setting,
+                            fmt::format("{} sets socks_proxy, which this build's NATS client (nats.c 3.4.1) cannot use",
                                         describe(ctx)));
     }
     if (!ctx.nsc.empty()) {
-        throw context_error(errc::unsupported_setting, fmt::format("{} sets nsc, which fisk-ai does not run; export the user's credentials "
+        throw context_error(errc::unsupported_setting,
+                            fmt::format("{} sets nsc, which fisk-ai does not run; export the user's credentials "
                                         "file and set creds instead",
                                         describe(ctx)));
     }
     if (ctx.user.empty() && ctx.creds.rfind("op://", 0) == 0) {
-        throw context_error(errc::unsupported_setting, fmt::format("{} reads its credentials from 1Password (op://), which fisk-ai does not "
+        throw context_error(errc::unsupported_setting,
+                            fmt::format("{} reads its credentials from 1Password (op://), which fisk-ai does not "
                                         "do; point creds at a credentials file",
                                         describe(ctx)));
     }
@@ -254,7 +256,9 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
         const auto seed = detail::find_user_seed(read_file(ctx.nkey));
         const auto pub = seed ? detail::user_public_key(*seed) : std::nullopt;
         if (!pub) {
-            throw context_error(errc::malformed_context, fmt::format("{}: nkey file {} holds no valid user seed (SU...)", describe(ctx), ctx.nkey));
+            throw context_error(
+                errc::malformed_context,
+                fmt::format("{}: nkey file {} holds no valid user seed (SU...)", describe(ctx), ctx.nkey));
         }
         wrap(natsOptions_SetNKeyFromSeed(opts.get(), pub->c_str(), ctx.nkey.c_str()), fmt::format("nkey {}", ctx.nkey));
     } else if (!ctx.user_jwt.empty()) {
@@ -268,7 +272,8 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
         wrap(natsOptions_LoadCertificatesChain(opts.get(), ctx.cert.c_str(), ctx.key.c_str()),
              fmt::format("client certificate {} and key {}", ctx.cert, ctx.key));
     }
-    if (!ctx.ca.empty()) wrap(natsOptions_LoadCATrustedCertificates(opts.get(), ctx.ca.c_str()), fmt::format("CA {}", ctx.ca));
+    if (!ctx.ca.empty())
+        wrap(natsOptions_LoadCATrustedCertificates(opts.get(), ctx.ca.c_str()), fmt::format("CA {}", ctx.ca));
     if (!ctx.inbox_prefix.empty()) {
         wrap(natsOptions_SetCustomInboxPrefix(opts.get(), ev->inbox_prefix.c_str()), "inbox prefix");
     }

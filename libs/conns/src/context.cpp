@@ -30,7 +30,8 @@ std::string trim(std::string_view s) {
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
@@ -99,7 +100,8 @@ context_environment context_environment::from_process() {
 std::string context_environment::config_root() const {
     if (!xdg_config_home.empty()) return xdg_config_home;
     if (home.empty()) {
-        throw context_error(errc::no_context_directory, "cannot locate NATS contexts: the home directory is unknown; set XDG_CONFIG_HOME or HOME");
+        throw context_error(errc::no_context_directory,
+                            "cannot locate NATS contexts: the home directory is unknown; set XDG_CONFIG_HOME or HOME");
     }
     return home + "/.config";
 }
@@ -130,37 +132,56 @@ std::string selected_context(const context_environment& env) {
 nats_context parse_context(std::string_view json_text, std::string_view origin, const context_environment& env) {
     boost::system::error_code ec;
     const auto doc = boost::json::parse(json_text, ec);
-    if (ec) throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: {}", origin, ec.message()));
-    if (!doc.is_object()) throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: not a JSON object", origin));
+    if (ec)
+        throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: {}", origin, ec.message()));
+    if (!doc.is_object())
+        throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: not a JSON object", origin));
 
     nats_context c;
     const auto text = [&](const boost::json::value& v, std::string_view key) -> std::string {
         if (v.is_null()) return {};
         if (!v.is_string()) {
-            throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: \"{}\" must be a string", origin, key));
+            throw context_error(errc::malformed_context,
+                                fmt::format("parsing NATS context {}: \"{}\" must be a string", origin, key));
         }
         return std::string(v.get_string());
     };
     for (const auto& [raw_key, v] : doc.get_object()) {
         const auto key = lower(raw_key);
-        if (key == "url") c.url = text(v, key);
-        else if (key == "user") c.user = text(v, key);
-        else if (key == "password") c.password = text(v, key);
-        else if (key == "creds") c.creds = expand_path(text(v, key), env);
-        else if (key == "nkey") c.nkey = expand_path(text(v, key), env);
-        else if (key == "user_jwt") c.user_jwt = text(v, key);
-        else if (key == "user_seed") c.user_seed = text(v, key);
-        else if (key == "token") c.token = text(v, key);
-        else if (key == "cert") c.cert = expand_path(text(v, key), env);
-        else if (key == "key") c.key = expand_path(text(v, key), env);
-        else if (key == "ca") c.ca = expand_path(text(v, key), env);
-        else if (key == "inbox_prefix") c.inbox_prefix = text(v, key);
-        else if (key == "description") c.description = text(v, key);
-        else if (key == "socks_proxy") c.socks_proxy = text(v, key);
-        else if (key == "nsc") c.nsc = text(v, key);
+        if (key == "url")
+            c.url = text(v, key);
+        else if (key == "user")
+            c.user = text(v, key);
+        else if (key == "password")
+            c.password = text(v, key);
+        else if (key == "creds")
+            c.creds = expand_path(text(v, key), env);
+        else if (key == "nkey")
+            c.nkey = expand_path(text(v, key), env);
+        else if (key == "user_jwt")
+            c.user_jwt = text(v, key);
+        else if (key == "user_seed")
+            c.user_seed = text(v, key);
+        else if (key == "token")
+            c.token = text(v, key);
+        else if (key == "cert")
+            c.cert = expand_path(text(v, key), env);
+        else if (key == "key")
+            c.key = expand_path(text(v, key), env);
+        else if (key == "ca")
+            c.ca = expand_path(text(v, key), env);
+        else if (key == "inbox_prefix")
+            c.inbox_prefix = text(v, key);
+        else if (key == "description")
+            c.description = text(v, key);
+        else if (key == "socks_proxy")
+            c.socks_proxy = text(v, key);
+        else if (key == "nsc")
+            c.nsc = text(v, key);
         else if (key == "tls_first") {
             if (!v.is_bool() && !v.is_null()) {
-                throw context_error(errc::malformed_context, fmt::format("parsing NATS context {}: \"tls_first\" must be a boolean", origin));
+                throw context_error(errc::malformed_context,
+                                    fmt::format("parsing NATS context {}: \"tls_first\" must be a boolean", origin));
             }
             c.tls_first = v.is_bool() && v.get_bool();
         }
@@ -178,14 +199,17 @@ nats_context load_context(std::string_view requested, const context_environment&
     if (!is_valid_context_name(name)) throw context_error(errc::invalid_context_name, "invalid context name " + name);
     const auto path = env.context_file(name);
     if (!file_exists(path)) {
-        throw context_error(errc::context_not_found, fmt::format(
-            "unknown context \"{}\": {} does not exist; create it with `nats context add {} --server <url>` or set "
-            "nats_context (or --context) to an existing context in {}",
-            name, path, name, env.context_dir()));
+        throw context_error(
+            errc::context_not_found,
+            fmt::format(
+                "unknown context \"{}\": {} does not exist; create it with `nats context add {} --server <url>` or set "
+                "nats_context (or --context) to an existing context in {}",
+                name, path, name, env.context_dir()));
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw context_error(errc::unreadable_file, fmt::format("reading NATS context \"{}\": open {}: {}", name, path, std::strerror(errno)));
+        throw context_error(errc::unreadable_file,
+                            fmt::format("reading NATS context \"{}\": open {}: {}", name, path, std::strerror(errno)));
     }
     std::stringstream ss;
     ss << in.rdbuf();

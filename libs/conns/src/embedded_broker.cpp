@@ -79,19 +79,28 @@ unsigned short port_from_ports_file(const std::string& text) {
 
 embedded_broker::embedded_broker(broker_options options) : options_(std::move(options)) {
     if (::access(options_.executable.c_str(), X_OK) != 0) {
-        throw broker_error(errc::broker_not_installed, fmt::format("cannot start the embedded NATS server: {} is not an executable ({}); install "
+        throw broker_error(errc::broker_not_installed,
+                           fmt::format("cannot start the embedded NATS server: {} is not an executable ({}); install "
                                        "Debian's nats-server package or configure nats_context",
                                        options_.executable, std::strerror(errno)));
     }
     char tmpl[] = "/tmp/fisk-ai-broker-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw broker_error(errc::broker_failed, fmt::format("creating a directory for the embedded NATS server: {}", std::strerror(errno)));
+    if (!::mkdtemp(tmpl))
+        throw broker_error(errc::broker_failed,
+                           fmt::format("creating a directory for the embedded NATS server: {}", std::strerror(errno)));
     work_dir_ = tmpl;
     store_dir_ = options_.store_dir.empty() ? work_dir_ + "/jetstream" : options_.store_dir;
     const auto log_file = work_dir_ + "/nats-server.log";
 
-    std::vector<std::string> args = {options_.executable, "-a", options_.host,
-                                     "-p", options_.port == 0 ? std::string("-1") : std::to_string(options_.port),
-                                     "--ports_file_dir", work_dir_, "-l", log_file};
+    std::vector<std::string> args = {options_.executable,
+                                     "-a",
+                                     options_.host,
+                                     "-p",
+                                     options_.port == 0 ? std::string("-1") : std::to_string(options_.port),
+                                     "--ports_file_dir",
+                                     work_dir_,
+                                     "-l",
+                                     log_file};
     if (options_.jetstream) {
         args.insert(args.end(), {"-js", "-sd", store_dir_});
     }
@@ -107,7 +116,8 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
         const int err = errno;
         std::error_code ignored;
         fs::remove_all(work_dir_, ignored);
-        throw broker_error(errc::broker_failed, fmt::format("starting {}: fork: {}", options_.executable, std::strerror(err)));
+        throw broker_error(errc::broker_failed,
+                           fmt::format("starting {}: fork: {}", options_.executable, std::strerror(err)));
     }
     if (pid == 0) {
         // The child: only async-signal-safe calls until exec.
@@ -130,7 +140,8 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
     pid_ = pid;
 
     // The server writes `<exe>_<pid>.ports` once it listens; then a TCP connect must succeed.
-    const auto ports_file = fs::path(work_dir_) / fmt::format("{}_{}.ports", fs::path(options_.executable).filename().string(), pid);
+    const auto ports_file =
+        fs::path(work_dir_) / fmt::format("{}_{}.ports", fs::path(options_.executable).filename().string(), pid);
     const auto deadline = steady_clock::now() + options_.startup_deadline;
     std::string failure;
     while (true) {
@@ -155,7 +166,8 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
     if (!failure.empty()) {
         const auto log = tail(slurp(log_file), 8);
         stop();
-        throw broker_error(errc::broker_failed, fmt::format("starting the embedded NATS server ({}): {}{}{}", options_.executable, failure,
+        throw broker_error(errc::broker_failed,
+                           fmt::format("starting the embedded NATS server ({}): {}{}{}", options_.executable, failure,
                                        log.empty() ? "" : "; its log ends with:\n", log));
     }
     url_ = fmt::format("nats://{}:{}", options_.host, port_);

@@ -14,20 +14,20 @@ public:
     const char* name() const noexcept override { return "fiskai.conns"; }
     std::string message(int ev) const override {
         switch (static_cast<errc>(ev)) {
-        case errc::invalid_context_name: return "invalid NATS context name";
-        case errc::context_not_found: return "unknown NATS context";
-        case errc::no_context_directory: return "cannot locate NATS contexts";
-        case errc::unreadable_file: return "cannot read a file the NATS context names";
-        case errc::malformed_context: return "malformed NATS context";
-        case errc::unsupported_setting: return "NATS context setting not supported";
-        case errc::connection_refused: return "no NATS server accepted the connection";
-        case errc::timed_out: return "NATS connection timed out";
-        case errc::not_authorized: return "NATS authorization failed";
-        case errc::tls_failed: return "NATS TLS failure";
-        case errc::invalid_setting: return "NATS connection setting refused";
-        case errc::connect_failed: return "NATS connection failed";
-        case errc::broker_not_installed: return "nats-server is not installed";
-        case errc::broker_failed: return "the embedded NATS server failed";
+            case errc::invalid_context_name: return "invalid NATS context name";
+            case errc::context_not_found: return "unknown NATS context";
+            case errc::no_context_directory: return "cannot locate NATS contexts";
+            case errc::unreadable_file: return "cannot read a file the NATS context names";
+            case errc::malformed_context: return "malformed NATS context";
+            case errc::unsupported_setting: return "NATS context setting not supported";
+            case errc::connection_refused: return "no NATS server accepted the connection";
+            case errc::timed_out: return "NATS connection timed out";
+            case errc::not_authorized: return "NATS authorization failed";
+            case errc::tls_failed: return "NATS TLS failure";
+            case errc::invalid_setting: return "NATS connection setting refused";
+            case errc::connect_failed: return "NATS connection failed";
+            case errc::broker_not_installed: return "nats-server is not installed";
+            case errc::broker_failed: return "the embedded NATS server failed";
         }
         return "unknown conns error";
     }

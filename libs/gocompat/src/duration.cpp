@@ -43,9 +43,7 @@ std::string time_quote(std::string_view s) {
     return out;
 }
 
-[[noreturn]] void invalid(std::string_view orig) {
-    throw duration_error("time: invalid duration " + time_quote(orig));
-}
+[[noreturn]] void invalid(std::string_view orig) { throw duration_error("time: invalid duration " + time_quote(orig)); }
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 

@@ -60,18 +60,18 @@ void append_object(std::string& out, const boost::json::object& o, key_order ord
 // Boost.JSON, whose parser bounds depth (max_depth, 32 by default, 10000 where raised).
 void append_value(std::string& out, const boost::json::value& v, key_order order) {
     switch (v.kind()) {
-    case boost::json::kind::null: out.append("null"); break;
-    case boost::json::kind::bool_: out.append(v.get_bool() ? "true" : "false"); break;
-    case boost::json::kind::int64: out.append(std::to_string(v.get_int64())); break;
-    case boost::json::kind::uint64: out.append(std::to_string(v.get_uint64())); break;
-    case boost::json::kind::double_: append_json_float(out, v.get_double()); break;
-    case boost::json::kind::string: {
-        const auto& s = v.get_string();
-        append_json_string(out, std::string_view(s.data(), s.size()));
-        break;
-    }
-    case boost::json::kind::array: append_array(out, v.get_array(), order); break;
-    case boost::json::kind::object: append_object(out, v.get_object(), order); break;
+        case boost::json::kind::null: out.append("null"); break;
+        case boost::json::kind::bool_: out.append(v.get_bool() ? "true" : "false"); break;
+        case boost::json::kind::int64: out.append(std::to_string(v.get_int64())); break;
+        case boost::json::kind::uint64: out.append(std::to_string(v.get_uint64())); break;
+        case boost::json::kind::double_: append_json_float(out, v.get_double()); break;
+        case boost::json::kind::string: {
+            const auto& s = v.get_string();
+            append_json_string(out, std::string_view(s.data(), s.size()));
+            break;
+        }
+        case boost::json::kind::array: append_array(out, v.get_array(), order); break;
+        case boost::json::kind::object: append_object(out, v.get_object(), order); break;
     }
 }
 
@@ -91,20 +91,20 @@ void append_json_string(std::string& out, std::string_view s) {
             }
             out.append(s.substr(start, i - start));
             switch (b) {
-            case '\\':
-            case '"':
-                out.push_back('\\');
-                out.push_back(static_cast<char>(b));
-                break;
-            case '\b': out.append("\\b"); break;
-            case '\f': out.append("\\f"); break;
-            case '\n': out.append("\\n"); break;
-            case '\r': out.append("\\r"); break;
-            case '\t': out.append("\\t"); break;
-            default:
-                out.append("\\u00");
-                out.push_back(hex_digits[b >> 4]);
-                out.push_back(hex_digits[b & 0xF]);
+                case '\\':
+                case '"':
+                    out.push_back('\\');
+                    out.push_back(static_cast<char>(b));
+                    break;
+                case '\b': out.append("\\b"); break;
+                case '\f': out.append("\\f"); break;
+                case '\n': out.append("\\n"); break;
+                case '\r': out.append("\\r"); break;
+                case '\t': out.append("\\t"); break;
+                default:
+                    out.append("\\u00");
+                    out.push_back(hex_digits[b >> 4]);
+                    out.push_back(hex_digits[b & 0xF]);
             }
             start = ++i;
             continue;
@@ -164,14 +164,14 @@ std::string to_json(const boost::json::value& v, key_order order) {
 
 const char* json_kind_name(const boost::json::value& v) noexcept {
     switch (v.kind()) {
-    case boost::json::kind::null: return "null";
-    case boost::json::kind::bool_: return "boolean";
-    case boost::json::kind::int64:
-    case boost::json::kind::uint64:
-    case boost::json::kind::double_: return "number";
-    case boost::json::kind::string: return "string";
-    case boost::json::kind::array: return "array";
-    case boost::json::kind::object: return "object";
+        case boost::json::kind::null: return "null";
+        case boost::json::kind::bool_: return "boolean";
+        case boost::json::kind::int64:
+        case boost::json::kind::uint64:
+        case boost::json::kind::double_: return "number";
+        case boost::json::kind::string: return "string";
+        case boost::json::kind::array: return "array";
+        case boost::json::kind::object: return "object";
     }
     return "value";
 }

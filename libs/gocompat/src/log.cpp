@@ -15,10 +15,10 @@ namespace fiskai::gocompat {
 
 std::string_view to_string(log_level l) noexcept {
     switch (l) {
-    case log_level::debug: return "debug";
-    case log_level::info: return "info";
-    case log_level::warn: return "warn";
-    case log_level::error: return "error";
+        case log_level::debug: return "debug";
+        case log_level::info: return "info";
+        case log_level::warn: return "warn";
+        case log_level::error: return "error";
     }
     return "info";
 }
@@ -43,10 +43,10 @@ bool needs_quoting(std::string_view value) noexcept {
 
 std::string_view text_prefix(log_level level) noexcept {
     switch (level) {
-    case log_level::debug: return "debug: ";
-    case log_level::info: return "";
-    case log_level::warn: return "warning: ";
-    case log_level::error: return "error: ";
+        case log_level::debug: return "debug: ";
+        case log_level::info: return "";
+        case log_level::warn: return "warning: ";
+        case log_level::error: return "error: ";
     }
     return "";
 }
@@ -119,7 +119,8 @@ private:
         pollfd p{fd_, POLLOUT, 0};
         const auto deadline = std::chrono::steady_clock::now() + budget_;
         for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) return false;
             const int r = ::poll(&p, 1, static_cast<int>(left.count()));
             if (r > 0) return true;
@@ -176,10 +177,10 @@ logger stream_logger(stream_logger_options options) {
     return [options, writer](log_level level, std::string_view message, log_fields fields) {
         if (level < options.min_level) return;
         try {
-            const std::string line = options.format == log_format::json
-                                         ? format_json_line(to_go_time(std::chrono::system_clock::now()), level,
-                                                            message, fields)
-                                         : format_text_line(level, message, fields);
+            const std::string line =
+                options.format == log_format::json
+                    ? format_json_line(to_go_time(std::chrono::system_clock::now()), level, message, fields)
+                    : format_text_line(level, message, fields);
             writer->write(line);
         } catch (...) {  // out of memory formatting a line: drop it, never throw into the caller
         }

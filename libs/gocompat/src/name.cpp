@@ -6,8 +6,8 @@ namespace fiskai::gocompat {
 bool is_valid_name(std::string_view name, std::size_t max_length) noexcept {
     if (name.empty() || name.size() > max_length) return false;
     for (const char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                        c == '-';
+        const bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
         if (!ok) return false;
     }
     return true;

@@ -12,9 +12,9 @@ constexpr char hex_digits[] = "0123456789abcdef";
 // code points; this does not carry the Unicode tables, so an unassigned rune prints
 // verbatim where Go would write \u. Every assigned non-printable range is listed.
 bool is_print_non_ascii(char32_t r) noexcept {
-    if (r <= 0xA0) return false;                   // C1 controls and NO-BREAK SPACE
-    if (r == 0xAD) return false;                   // SOFT HYPHEN
-    if (r >= 0x600 && r <= 0x605) return false;    // Arabic number signs (Cf)
+    if (r <= 0xA0) return false;                 // C1 controls and NO-BREAK SPACE
+    if (r == 0xAD) return false;                 // SOFT HYPHEN
+    if (r >= 0x600 && r <= 0x605) return false;  // Arabic number signs (Cf)
     if (r == 0x61C || r == 0x6DD || r == 0x70F || r == 0x8E2 || r == 0x180E) return false;
     if (r == 0x1680) return false;                 // OGHAM SPACE MARK
     if (r >= 0x2000 && r <= 0x200F) return false;  // spaces, zero-width, direction marks
@@ -62,23 +62,23 @@ std::string quote(std::string_view s) {
             out.append(s.substr(i, r.size));
         } else {
             switch (c) {
-            case '\a': out.append("\\a"); break;
-            case '\b': out.append("\\b"); break;
-            case '\f': out.append("\\f"); break;
-            case '\n': out.append("\\n"); break;
-            case '\r': out.append("\\r"); break;
-            case '\t': out.append("\\t"); break;
-            case '\v': out.append("\\v"); break;
-            default:
-                if (c < 0x20 || c == 0x7F) {
-                    append_hex_byte(out, static_cast<unsigned char>(c));
-                } else {
-                    const bool wide = c > 0xFFFF;
-                    out.append(wide ? "\\U" : "\\u");
-                    for (int shift = wide ? 28 : 12; shift >= 0; shift -= 4) {
-                        out.push_back(hex_digits[(c >> static_cast<unsigned>(shift)) & 0xFU]);
+                case '\a': out.append("\\a"); break;
+                case '\b': out.append("\\b"); break;
+                case '\f': out.append("\\f"); break;
+                case '\n': out.append("\\n"); break;
+                case '\r': out.append("\\r"); break;
+                case '\t': out.append("\\t"); break;
+                case '\v': out.append("\\v"); break;
+                default:
+                    if (c < 0x20 || c == 0x7F) {
+                        append_hex_byte(out, static_cast<unsigned char>(c));
+                    } else {
+                        const bool wide = c > 0xFFFF;
+                        out.append(wide ? "\\U" : "\\u");
+                        for (int shift = wide ? 28 : 12; shift >= 0; shift -= 4) {
+                            out.push_back(hex_digits[(c >> static_cast<unsigned>(shift)) & 0xFU]);
+                        }
                     }
-                }
             }
         }
         i += r.size;

@@ -72,8 +72,9 @@ std::optional<go_time> parse_rfc3339(std::string_view s) noexcept {
     int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
     if (!parse_field(s.substr(0, 4), 0, 9999, year) || !parse_field(s.substr(5, 2), 1, 12, month)) return std::nullopt;
     const auto last_day = unsigned((chr::year{year} / chr::month{static_cast<unsigned>(month)} / chr::last).day());
-    if (!parse_field(s.substr(8, 2), 1, static_cast<int>(last_day), day) || !parse_field(s.substr(11, 2), 0, 23, hour) ||
-        !parse_field(s.substr(14, 2), 0, 59, minute) || !parse_field(s.substr(17, 2), 0, 59, second)) {
+    if (!parse_field(s.substr(8, 2), 1, static_cast<int>(last_day), day) ||
+        !parse_field(s.substr(11, 2), 0, 23, hour) || !parse_field(s.substr(14, 2), 0, 59, minute) ||
+        !parse_field(s.substr(17, 2), 0, 59, second)) {
         return std::nullopt;
     }
     if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return std::nullopt;
@@ -97,7 +98,8 @@ std::optional<go_time> parse_rfc3339(std::string_view s) noexcept {
         offset_minutes = (oh * 60 + om) * (s[0] == '-' ? -1 : 1);
     }
 
-    const chr::sys_days date{chr::year{year} / chr::month{static_cast<unsigned>(month)} / chr::day{static_cast<unsigned>(day)}};
+    const chr::sys_days date{chr::year{year} / chr::month{static_cast<unsigned>(month)} /
+                             chr::day{static_cast<unsigned>(day)}};
     const chr::sys_seconds local = date + chr::hours{hour} + chr::minutes{minute} + chr::seconds{second};
     return go_time{local - chr::minutes{offset_minutes}, nanos, chr::minutes{offset_minutes}};
 }

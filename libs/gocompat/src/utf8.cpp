@@ -9,12 +9,21 @@ bool is_continuation(unsigned char c) noexcept { return (c & 0xC0U) == 0x80U; }
 // unicode.IsSpace.
 bool is_space_rune(char32_t r) noexcept {
     switch (r) {
-    case '\t': case '\n': case '\v': case '\f': case '\r': case ' ':
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F:
-    case 0x205F: case 0x3000:
-        return true;
-    default:
-        return r >= 0x2000 && r <= 0x200A;
+        case '\t':
+        case '\n':
+        case '\v':
+        case '\f':
+        case '\r':
+        case ' ':
+        case 0x85:
+        case 0xA0:
+        case 0x1680:
+        case 0x2028:
+        case 0x2029:
+        case 0x202F:
+        case 0x205F:
+        case 0x3000: return true;
+        default: return r >= 0x2000 && r <= 0x200A;
     }
 }
 

@@ -64,7 +64,9 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
     const auto& m = request.method;
     const auto& params = request.params;
     bool invalid_cursor = false;
-    auto cursor_error = [&] { return make_error(request.id, rpc_error::invalid_params, "Invalid params: unknown cursor"); };
+    auto cursor_error = [&] {
+        return make_error(request.id, rpc_error::invalid_params, "Invalid params: unknown cursor");
+    };
 
     if (m == "resources/list") {
         auto r = paged(resources, params, options.page_size, "resources", invalid_cursor, [](const resource& res) {
@@ -104,9 +106,11 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
                 }
             }
         } catch (const std::exception& e) {
-            co_return make_error(request.id, rpc_error::internal_error, fmt::format("reading {} failed: {}", uri, e.what()));
+            co_return make_error(request.id, rpc_error::internal_error,
+                                 fmt::format("reading {} failed: {}", uri, e.what()));
         }
-        co_return make_error(request.id, -32002, fmt::format("Resource not found: {}", uri), keyed("uri", json::value(uri)));
+        co_return make_error(request.id, -32002, fmt::format("Resource not found: {}", uri),
+                             keyed("uri", json::value(uri)));
     }
     if (m == "resources/subscribe" || m == "resources/unsubscribe") {
         const auto uri = string_param(params, "uri");
@@ -143,20 +147,23 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
         const auto name = string_param(params, "name");
         auto it = std::find_if(prompts.begin(), prompts.end(), [&](const prompt& p) { return p.name == name; });
         if (it == prompts.end()) {
-            co_return make_error(request.id, rpc_error::invalid_params, fmt::format("Invalid params: unknown prompt \"{}\"", name));
+            co_return make_error(request.id, rpc_error::invalid_params,
+                                 fmt::format("Invalid params: unknown prompt \"{}\"", name));
         }
         json::object args;
         if (const auto* a = params.if_contains("arguments"); a && a->is_object()) args = a->get_object();
         for (const auto& declared : it->arguments) {
             if (declared.required && !args.contains(declared.name)) {
-                co_return make_error(request.id, rpc_error::invalid_params,
-                                     fmt::format("Invalid params: prompt \"{}\" needs argument \"{}\"", name, declared.name));
+                co_return make_error(
+                    request.id, rpc_error::invalid_params,
+                    fmt::format("Invalid params: prompt \"{}\" needs argument \"{}\"", name, declared.name));
             }
         }
         try {
             co_return make_result(request.id, co_await it->get(std::move(args)));
         } catch (const std::exception& e) {
-            co_return make_error(request.id, rpc_error::internal_error, fmt::format("prompt {} failed: {}", name, e.what()));
+            co_return make_error(request.id, rpc_error::internal_error,
+                                 fmt::format("prompt {} failed: {}", name, e.what()));
         }
     }
     if (m == "completion/complete" && completion) {
@@ -165,7 +172,8 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
         if (const auto* v = params.if_contains("argument"); v && v->is_object()) argument = v->get_object();
         if (const auto* v = params.if_contains("context"); v && v->is_object()) context = v->get_object();
         if (ref.empty() || argument.empty()) {
-            co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: ref and argument are required");
+            co_return make_error(request.id, rpc_error::invalid_params,
+                                 "Invalid params: ref and argument are required");
         }
         try {
             auto values = co_await completion(std::move(ref), std::move(argument), std::move(context));

@@ -59,7 +59,8 @@ asio::awaitable<bool> write_response(Stream& stream, http::response<http::string
     co_return !ec && keep;
 }
 
-http::response<http::string_body> json_response(const http_request& req, http::status status, const json::object& body) {
+http::response<http::string_body> json_response(const http_request& req, http::status status,
+                                                const json::object& body) {
     http::response<http::string_body> res{status, req.version()};
     res.set(http::field::content_type, "application/json");
     res.set(http::field::cache_control, "no-store");
@@ -90,15 +91,15 @@ bool has_header(const http_request& req, std::string_view name) { return req.fin
 // The live session a request names, or the refusal to send instead: 400 without the
 // header, 404 for an unknown or ended session (the client then starts over).
 std::variant<std::shared_ptr<session>, http::response<http::string_body>> lookup_session(server::impl& impl,
-                                                                                       const http_request& req) {
+                                                                                         const http_request& req) {
     const auto session_id = header(req, "Mcp-Session-Id");
     if (session_id.empty()) {
         return refusal(req, http::status::bad_request,
                        "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session");
     }
     if (auto s = impl.find_session(session_id)) return s;
-    return refusal(req, http::status::not_found, "Not Found: unknown or ended session; send initialize to open a new one",
-                   -32001);
+    return refusal(req, http::status::not_found,
+                   "Not Found: unknown or ended session; send initialize to open a new one", -32001);
 }
 
 bool priming_wanted(const std::shared_ptr<session>& s) { return s && s->protocol_version >= "2025-11-25"; }
@@ -120,8 +121,7 @@ asio::awaitable<bool> write_chunk(Stream& stream, const std::string& text) {
 // server interrupts it, or the client goes away. Events written are kept for a while so a
 // client can resume with Last-Event-ID. `keepalive` sends a comment on an idle stream.
 template <typename Stream>
-asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req,
-                                         std::shared_ptr<outbound_stream> out,
+asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req, std::shared_ptr<outbound_stream> out,
                                          std::chrono::steady_clock::duration keepalive, std::shared_ptr<session> s,
                                          bool prime) {
     http::response<http::empty_body> res{http::status::ok, req.version()};
@@ -136,7 +136,8 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
     out->writer_attached = true;
     // 2025-11-25: an event id and a retry time first, so a client whose connection drops
     // before the answer knows where to resume and when.
-    if (prime && !co_await write_chunk(stream, fmt::format("id: {}\nretry: {}\ndata: \n\n", out->event_id(0), retry_ms))) {
+    if (prime &&
+        !co_await write_chunk(stream, fmt::format("id: {}\nretry: {}\ndata: \n\n", out->event_id(0), retry_ms))) {
         out->writer_lost();
         co_return false;
     }
@@ -152,8 +153,8 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
         }
         for (const auto& ev : out->events) {
             if (ev.seq <= out->delivered) continue;
-            if (!co_await write_chunk(stream,
-                                      fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(ev.seq), ev.data))) {
+            if (!co_await write_chunk(
+                    stream, fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(ev.seq), ev.data))) {
                 out->writer_lost();
                 co_return false;
             }
@@ -189,8 +190,8 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
 
 template <typename Stream>
 asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr<server::impl> keep_impl,
-                                             std::shared_ptr<session> s, rpc_request request,
-                                             const http_request& req, Stream& stream) {
+                                             std::shared_ptr<session> s, rpc_request request, const http_request& req,
+                                             Stream& stream) {
     auto out = s->new_stream(impl.executor);
     impl.open_streams.push_back(out);
     auto call = std::make_shared<in_flight_call>();
@@ -201,27 +202,26 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
     // The dispatch runs on its own: a client that disconnects does not cancel it (only
     // notifications/cancelled does); its messages wait for a resumption, within bounds.
     asio::co_spawn(impl.executor, impl.dispatch_request(s, std::move(request), out),
-                   asio::bind_cancellation_slot(
-                       call->signal.slot(),
-                       [keep_impl, s, key, out, call, id](std::exception_ptr e, std::optional<json::object> response) {
-                           if (auto it = s->in_flight.find(key); it != s->in_flight.end() && it->second == call) {
-                               s->in_flight.erase(it);
-                           }
-                           if (e) {
-                               response = make_error(id, rpc_error::internal_error, "Internal error");
-                               try {
-                                   std::rethrow_exception(e);
-                               } catch (const std::exception& ex) {
-                                   keep_impl->log(log_level::error, fmt::format("request {} failed: {}", key, ex.what()));
-                               } catch (...) {
-                               }
-                           }
-                           if (call->cancelled) {
-                               out->finish();  // a cancelled request gets no response
-                           } else {
-                               out->finish(std::move(response));
-                           }
-                       }));
+                   asio::bind_cancellation_slot(call->signal.slot(), [keep_impl, s, key, out, call, id](
+                                                                         std::exception_ptr e,
+                                                                         std::optional<json::object> response) {
+                       if (auto it = s->in_flight.find(key); it != s->in_flight.end() && it->second == call) {
+                           s->in_flight.erase(it);
+                       }
+                       if (e) {
+                           response = make_error(id, rpc_error::internal_error, "Internal error");
+                           try {
+                               std::rethrow_exception(e);
+                           } catch (const std::exception& ex) {
+                               keep_impl->log(log_level::error, fmt::format("request {} failed: {}", key, ex.what()));
+                           } catch (...) {}
+                       }
+                       if (call->cancelled) {
+                           out->finish();  // a cancelled request gets no response
+                       } else {
+                           out->finish(std::move(response));
+                       }
+                   }));
 
     while (!out->has_pending() && !out->finished && !out->interrupt_requested) {
         out->wake.expires_at(asio::steady_timer::time_point::max());
@@ -252,9 +252,9 @@ template <typename Stream>
 asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::impl> keep_impl, const http_request& req,
                                   Stream& stream) {
     if (!is_json_content_type(req[http::field::content_type])) {
-        co_return co_await write_response(
-            stream, refusal(req, http::status::unsupported_media_type,
-                            "Unsupported Media Type: Content-Type must be application/json"));
+        co_return co_await write_response(stream,
+                                          refusal(req, http::status::unsupported_media_type,
+                                                  "Unsupported Media Type: Content-Type must be application/json"));
     }
     if (!accepts_json_and_sse(req[http::field::accept])) {
         co_return co_await write_response(
@@ -270,8 +270,8 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
 
     auto message = parse_message(req.body());
     if (auto* bad = std::get_if<rpc_invalid>(&message)) {
-        co_return co_await write_response(stream, json_response(req, http::status::bad_request,
-                                                                make_error(bad->id, bad->code, bad->message)));
+        co_return co_await write_response(
+            stream, json_response(req, http::status::bad_request, make_error(bad->id, bad->code, bad->message)));
     }
 
     // initialize opens a session; everything else must name a live one.
@@ -279,13 +279,14 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
         // Bad params open no session: the client gets the reason and no Mcp-Session-Id.
         if (auto problem = check_initialize_params(request->params)) {
             co_return co_await write_response(
-                stream, json_response(req, http::status::ok, make_error(request->id, rpc_error::invalid_params, *problem)));
+                stream,
+                json_response(req, http::status::ok, make_error(request->id, rpc_error::invalid_params, *problem)));
         }
         std::string error;
         auto s = impl.create_session(error);
         if (!s) {
-            co_return co_await write_response(stream,
-                                              refusal(req, http::status::service_unavailable, "Service Unavailable: " + error));
+            co_return co_await write_response(
+                stream, refusal(req, http::status::service_unavailable, "Service Unavailable: " + error));
         }
         auto body = make_result(request->id, impl.initialize(*s, request->params));
         auto res = json_response(req, http::status::ok, body);
@@ -312,7 +313,8 @@ asio::awaitable<bool> handle_post(server::impl& impl, std::shared_ptr<server::im
                                   make_error(request.id, rpc_error::invalid_request,
                                              "Invalid Request: a request with this id is still running")));
     }
-    co_return co_await handle_request_message(impl, std::move(keep_impl), std::move(s), std::move(request), req, stream);
+    co_return co_await handle_request_message(impl, std::move(keep_impl), std::move(s), std::move(request), req,
+                                              stream);
 }
 
 template <typename Stream>
@@ -361,7 +363,8 @@ asio::awaitable<bool> handle_http(server& srv, http_request req, Stream& stream)
         std::erase_if(impl.open_streams, [](const std::weak_ptr<outbound_stream>& w) { return w.expired(); });
 
         if (impl.stopping) {
-            auto res = refusal(req, http::status::service_unavailable, "Service Unavailable: the server is shutting down");
+            auto res =
+                refusal(req, http::status::service_unavailable, "Service Unavailable: the server is shutting down");
             res.keep_alive(false);
             co_return co_await write_response(stream, std::move(res));
         }
@@ -390,9 +393,10 @@ asio::awaitable<bool> handle_http(server& srv, http_request req, Stream& stream)
             const auto v = header(req, "MCP-Protocol-Version");
             if (!is_supported_protocol_version(v)) {
                 co_return co_await write_response(
-                    stream, refusal(req, http::status::bad_request,
-                                    fmt::format("Bad Request: Unsupported protocol version: {} (supported versions: {})",
-                                                v, supported_versions_text())));
+                    stream,
+                    refusal(req, http::status::bad_request,
+                            fmt::format("Bad Request: Unsupported protocol version: {} (supported versions: {})", v,
+                                        supported_versions_text())));
             }
         }
         impl.expire_idle_sessions();

@@ -45,7 +45,11 @@ std::string_view path_of(std::string_view target) {
 
 struct listener::impl : std::enable_shared_from_this<listener::impl> {
     impl(server& s, const tcp::endpoint& ep, listener_options o)
-        : srv(s), acceptor(s.state()->executor), options(std::move(o)), drained(s.state()->executor), backoff_timer(s.state()->executor) {
+        : srv(s),
+          acceptor(s.state()->executor),
+          options(std::move(o)),
+          drained(s.state()->executor),
+          backoff_timer(s.state()->executor) {
         acceptor.open(ep.protocol());
         acceptor.set_option(asio::socket_base::reuse_address(true));
         acceptor.bind(ep);
@@ -107,9 +111,10 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
                         conn->stream, http::status::payload_too_large,
                         fmt::format("Payload Too Large: the body exceeds {} bytes", srv.options().max_body_bytes));
                 } else if (ec == http::error::header_limit) {
-                    co_await answer_and_close(conn->stream, http::status::request_header_fields_too_large,
-                                              fmt::format("Request Header Fields Too Large: the header exceeds {} bytes",
-                                                          options.max_header_bytes));
+                    co_await answer_and_close(
+                        conn->stream, http::status::request_header_fields_too_large,
+                        fmt::format("Request Header Fields Too Large: the header exceeds {} bytes",
+                                    options.max_header_bytes));
                 } else if (*head_expired && !stopped) {
                     co_await answer_and_close(conn->stream, http::status::request_timeout,
                                               fmt::format("Request Timeout: the request headers did not arrive within "
@@ -156,9 +161,10 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
         }
         ++refusing;
         auto conn = std::make_shared<beast::tcp_stream>(std::move(socket));
-        auto text = fmt::format("Service Unavailable: the server is serving its limit of {} connections; retry later "
-                                "(an operator can raise expose.agent.mcp.max_connections)",
-                                options.max_connections);
+        auto text = fmt::format(
+            "Service Unavailable: the server is serving its limit of {} connections; retry later "
+            "(an operator can raise expose.agent.mcp.max_connections)",
+            options.max_connections);
         auto refusal = [](std::shared_ptr<beast::tcp_stream> stream, std::string message) -> asio::awaitable<void> {
             co_await answer_and_close(*stream, http::status::service_unavailable, std::move(message));
             beast::error_code ignored;

@@ -19,7 +19,8 @@ namespace json = boost::json;
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
@@ -100,7 +101,8 @@ rpc_message parse_message(std::string_view body) {
                            "Invalid Request: batches are not supported (removed in MCP 2025-06-18); send one "
                            "JSON-RPC message per POST"};
     }
-    if (!v.is_object()) return rpc_invalid{nullptr, rpc_error::invalid_request, "Invalid Request: expected a JSON object"};
+    if (!v.is_object())
+        return rpc_invalid{nullptr, rpc_error::invalid_request, "Invalid Request: expected a JSON object"};
     auto& o = v.get_object();
     const json::value id = id_of(o);
     const bool has_id = o.contains("id");
@@ -113,10 +115,12 @@ rpc_message parse_message(std::string_view body) {
         return rpc_invalid{nullptr, rpc_error::invalid_request, "Invalid Request: id must be a string or an integer"};
     }
     if (const auto* method = o.if_contains("method")) {
-        if (!method->is_string()) return rpc_invalid{id, rpc_error::invalid_request, "Invalid Request: method must be a string"};
+        if (!method->is_string())
+            return rpc_invalid{id, rpc_error::invalid_request, "Invalid Request: method must be a string"};
         json::object params;
         if (const auto* p = o.if_contains("params"); p && !p->is_null()) {
-            if (!p->is_object()) return rpc_invalid{id, rpc_error::invalid_params, "Invalid params: params must be an object"};
+            if (!p->is_object())
+                return rpc_invalid{id, rpc_error::invalid_params, "Invalid params: params must be an object"};
             params = p->get_object();
         }
         if (has_id) return rpc_request{id, std::string(method->get_string()), std::move(params)};
@@ -125,7 +129,8 @@ rpc_message parse_message(std::string_view body) {
     if (has_id && (o.contains("result") || o.contains("error"))) {
         rpc_response r{id, std::nullopt, std::nullopt};
         if (const auto* e = o.if_contains("error")) {
-            if (!e->is_object()) return rpc_invalid{id, rpc_error::invalid_request, "Invalid Request: error must be an object"};
+            if (!e->is_object())
+                return rpc_invalid{id, rpc_error::invalid_request, "Invalid Request: error must be an object"};
             r.error = e->get_object();
         } else {
             r.result = o.at("result");
@@ -326,18 +331,21 @@ std::optional<std::string> interpret_approval(const json::value& result, std::st
                                         "be a boolean");
         }
         if (approve->get_bool()) return std::nullopt;
-        return fmt::format("Not approved: the user reviewed {} and chose not to run it. This was their decision, not "
-                           "an error; do not retry.",
-                           quoted);
+        return fmt::format(
+            "Not approved: the user reviewed {} and chose not to run it. This was their decision, not "
+            "an error; do not retry.",
+            quoted);
     }
     if (a == "decline") {
-        return fmt::format("Not approved: the user declined to run {}. This was their decision, not an error; do not "
-                           "retry, ask how they want to proceed.",
-                           quoted);
+        return fmt::format(
+            "Not approved: the user declined to run {}. This was their decision, not an error; do not "
+            "retry, ask how they want to proceed.",
+            quoted);
     }
-    return fmt::format("Approval not completed: the user dismissed the approval prompt for {} without deciding. The "
-                       "command did not run; you may ask again if it is still needed.",
-                       quoted);
+    return fmt::format(
+        "Approval not completed: the user dismissed the approval prompt for {} without deciding. The "
+        "command did not run; you may ask again if it is still needed.",
+        quoted);
 }
 
 std::string approval_failed_text(std::string_view command_line, std::string_view error) {
@@ -346,9 +354,10 @@ std::string approval_failed_text(std::string_view command_line, std::string_view
 }
 
 std::string cannot_elicit_text(std::string_view command_line) {
-    return fmt::format("Not approved: running {} requires approval, but this client cannot be asked (it does not "
-                       "support elicitation). The command did not run.",
-                       gocompat::quote(command_line));
+    return fmt::format(
+        "Not approved: running {} requires approval, but this client cannot be asked (it does not "
+        "support elicitation). The command did not run.",
+        gocompat::quote(command_line));
 }
 
 std::optional<log_level> parse_log_level(std::string_view s) noexcept {

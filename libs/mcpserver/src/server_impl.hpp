@@ -66,10 +66,10 @@ struct outbound_stream {
     std::string stream_id;
     std::deque<event> events;
     std::uint64_t next_seq = 1;
-    std::uint64_t delivered = 0;    // the last seq written to a connection
-    bool finished = false;          // the last message has been queued
-    bool dead = false;              // abandoned: pushes are dropped
-    bool sent_anything = false;     // something other than the final message was pushed
+    std::uint64_t delivered = 0;  // the last seq written to a connection
+    bool finished = false;        // the last message has been queued
+    bool dead = false;            // abandoned: pushes are dropped
+    bool sent_anything = false;   // something other than the final message was pushed
     bool writer_attached = false;
     bool interrupt_requested = false;
     boost::asio::steady_timer wake;
@@ -137,8 +137,9 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
 
     // Dispatch. `out` is where messages for this request go (an SSE stream when it turns
     // out anything is sent before the result); the returned object is the response.
-    boost::asio::awaitable<std::optional<boost::json::object>> dispatch_request(
-        std::shared_ptr<session> s, rpc_request request, std::shared_ptr<outbound_stream> out);
+    boost::asio::awaitable<std::optional<boost::json::object>> dispatch_request(std::shared_ptr<session> s,
+                                                                                rpc_request request,
+                                                                                std::shared_ptr<outbound_stream> out);
     void handle_notification(const std::shared_ptr<session>& s, const rpc_notification& n);
     void handle_response(const std::shared_ptr<session>& s, rpc_response r);
     boost::json::object initialize(session& s, const boost::json::object& params);
@@ -148,8 +149,8 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
                                                           boost::json::object params,
                                                           std::shared_ptr<outbound_stream> out);
     boost::json::object list_tools(const boost::json::object& params, bool& invalid_cursor) const;
-    boost::asio::awaitable<boost::json::object> dispatch_extension(std::shared_ptr<session> s, const rpc_request& request,
-                                                                   bool& handled);
+    boost::asio::awaitable<boost::json::object> dispatch_extension(std::shared_ptr<session> s,
+                                                                   const rpc_request& request, bool& handled);
     boost::json::object capabilities() const;
 
     // Sends a request to the client on `out` and waits for its answer (or the timeout).
@@ -189,7 +190,7 @@ std::string id_key(const boost::json::value& id);
 // more remain). Sets `invalid` for a cursor that is not one of ours.
 template <typename T>
 boost::json::object paged(const std::vector<T>& items, const boost::json::object& params, std::size_t page_size,
-                   std::string_view key, bool& invalid, auto&& describe) {
+                          std::string_view key, bool& invalid, auto&& describe) {
     std::size_t offset = 0;
     if (const auto* c = params.if_contains("cursor"); c && !c->is_null()) {
         const auto decoded = c->is_string() ? decode_cursor(c->get_string()) : std::nullopt;
@@ -207,6 +208,5 @@ boost::json::object paged(const std::vector<T>& items, const boost::json::object
     if (end < items.size()) result["nextCursor"] = encode_cursor(end);
     return result;
 }
-
 
 }  // namespace fiskai::mcpserver

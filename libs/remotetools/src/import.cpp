@@ -31,8 +31,8 @@ boost::asio::awaitable<import_result> discover_and_import(std::shared_ptr<a2a::c
         found.push_back(std::move(d));
     }
     // Each tool holds the client: the connection lives as long as any of them.
-    invoker call = [client](std::string host, std::string tool, boost::json::value input)
-        -> boost::asio::awaitable<tool_reply> {
+    invoker call = [client](std::string host, std::string tool,
+                            boost::json::value input) -> boost::asio::awaitable<tool_reply> {
         const std::string text = input.is_null() ? std::string() : gocompat::to_json(input);
         auto reply = co_await client->invoke(std::move(host), std::move(tool), text);
         if (!reply) throw std::runtime_error(reply.error().message);

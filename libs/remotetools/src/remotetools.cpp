@@ -18,7 +18,8 @@ std::vector<std::unique_ptr<re2::RE2>> compile(const std::vector<std::string>& p
     for (const auto& p : patterns) {
         auto re = std::make_unique<re2::RE2>(p, re2::RE2::Quiet);
         if (!re->ok()) {
-            throw import_error(fmt::format("invalid remote tool filter pattern {}: {}", gocompat::quote(p), re->error()));
+            throw import_error(
+                fmt::format("invalid remote tool filter pattern {}: {}", gocompat::quote(p), re->error()));
         }
         out.push_back(std::move(re));
     }
@@ -35,8 +36,12 @@ class remote_tool final : public toolkit::tool {
 public:
     remote_tool(std::string local_name, std::string host, std::string remote_name, std::string description,
                 json::object schema, invoker call)
-        : name_(std::move(local_name)), host_(std::move(host)), remote_name_(std::move(remote_name)),
-          description_(std::move(description)), schema_(std::move(schema)), call_(std::move(call)),
+        : name_(std::move(local_name)),
+          host_(std::move(host)),
+          remote_name_(std::move(remote_name)),
+          description_(std::move(description)),
+          schema_(std::move(schema)),
+          call_(std::move(call)),
           title_(fmt::format("{} (remote {})", remote_name_, host_)) {}
 
     const std::string& name() const override { return name_; }
@@ -65,8 +70,8 @@ public:
         } catch (const std::exception& e) {
             failure = e.what();
         }
-        co_return toolkit::outcome::failure(fmt::format("calling tool {} on agent {}: {}", gocompat::quote(remote_name_),
-                                                        gocompat::quote(host_), failure));
+        co_return toolkit::outcome::failure(fmt::format(
+            "calling tool {} on agent {}: {}", gocompat::quote(remote_name_), gocompat::quote(host_), failure));
     }
 
 private:
@@ -158,7 +163,8 @@ import_result import_tools(const std::vector<host_config>& hosts, const std::vec
             }
             if (taken.contains(final_name) || final_count[final_name] > 1) {
                 h.skipped.push_back(fmt::format("{} (name {} collides)", d.name, gocompat::quote(final_name)));
-                collisions.push_back(fmt::format("{} (agent {})", gocompat::quote(final_name), gocompat::quote(h.name)));
+                collisions.push_back(
+                    fmt::format("{} (agent {})", gocompat::quote(final_name), gocompat::quote(h.name)));
                 continue;
             }
             if (d.description.empty()) {
@@ -171,13 +177,15 @@ import_result import_tools(const std::vector<host_config>& hosts, const std::vec
             json::object schema{{"type", "object"}};
             if (d.input_schema) {
                 if (!d.input_schema->is_object()) {
-                    h.skipped.push_back(fmt::format("{} (tool {} from agent {} has an input schema that is not an object)",
-                                                    d.name, gocompat::quote(final_name), gocompat::quote(h.name)));
+                    h.skipped.push_back(
+                        fmt::format("{} (tool {} from agent {} has an input schema that is not an object)", d.name,
+                                    gocompat::quote(final_name), gocompat::quote(h.name)));
                     continue;
                 }
                 for (const auto& kv : d.input_schema->get_object()) schema[kv.key()] = kv.value();
             }
-            r.tools.push_back(std::make_shared<remote_tool>(final_name, h.name, d.name, d.description, std::move(schema), call));
+            r.tools.push_back(
+                std::make_shared<remote_tool>(final_name, h.name, d.name, d.description, std::move(schema), call));
             h.imported.push_back(final_name);
         }
     }
@@ -194,9 +202,10 @@ std::vector<std::string> import_result::warnings() const {
     std::vector<std::string> out;
     for (const auto& h : hosts) {
         if (h.include_tags_ignored) {
-            out.push_back(fmt::format("remote agent {} include filter uses tags, which discovery does not carry; the tag "
-                                      "filter was ignored (filter by tool name instead)",
-                                      gocompat::quote(h.name)));
+            out.push_back(
+                fmt::format("remote agent {} include filter uses tags, which discovery does not carry; the tag "
+                            "filter was ignored (filter by tool name instead)",
+                            gocompat::quote(h.name)));
         }
         if (!h.skipped.empty()) {
             std::string list;

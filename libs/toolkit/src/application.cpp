@@ -24,10 +24,12 @@ boost::asio::awaitable<fisk_application> introspect(std::string application_path
     const auto path = gocompat::quote(application_path);
     using status = process_result::status;
     if (r.state == status::timed_out) {
-        throw introspection_error(fmt::format("introspecting {} timed out after {}; the binary must respond within this window",
-                                              path, gocompat::format_duration(timeout)));
+        throw introspection_error(
+            fmt::format("introspecting {} timed out after {}; the binary must respond within this window", path,
+                        gocompat::format_duration(timeout)));
     }
-    if (r.state == status::cancelled) throw introspection_error(fmt::format("introspecting {}: context canceled", path));
+    if (r.state == status::cancelled)
+        throw introspection_error(fmt::format("introspecting {}: context canceled", path));
     if (r.state == status::start_failed) throw introspection_error(fmt::format("introspecting {}: {}", path, r.error));
     if (r.exit_code != 0) {
         throw introspection_error(r.exit_code > 0 ? fmt::format("introspecting {}: exit status {}", path, r.exit_code)
@@ -51,7 +53,8 @@ boost::asio::awaitable<application_tools> load_application_tools(application_opt
     if (options.application_path.empty()) co_return out;
     out.model = co_await introspect(options.application_path, options.secret_env_names, options.introspect_timeout);
     auto derived = derive_tools(out.model, options.derive);
-    auto runtime = std::make_shared<command_runtime>(command_runtime{options.application_path, options.secret_env_names});
+    auto runtime =
+        std::make_shared<command_runtime>(command_runtime{options.application_path, options.secret_env_names});
     for (auto& spec : derived.tools) out.tools.push_back(std::make_shared<command_tool>(std::move(spec), runtime));
     out.dropped = std::move(derived.dropped);
     co_return out;

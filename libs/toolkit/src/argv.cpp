@@ -54,14 +54,17 @@ struct render_target {
 
 void render_flag(const fisk_flag& f, const json::value& v, std::vector<std::string>& out) {
     if (f.boolean) {
-        if (!v.is_bool()) throw argv_error(fmt::format("flag {}: expected boolean, got {}", gocompat::quote(f.name), gocompat::json_kind_name(v)));
+        if (!v.is_bool())
+            throw argv_error(
+                fmt::format("flag {}: expected boolean, got {}", gocompat::quote(f.name), gocompat::json_kind_name(v)));
         if (v.get_bool()) {
             out.push_back("--" + f.name);
         } else if (f.negatable) {
             out.push_back("--no-" + f.name);
         } else if (std::any_of(f.defaults.begin(), f.defaults.end(), parses_true)) {
-            throw argv_error(fmt::format("flag {}: cannot be set to false: the flag has no negation and defaults to true",
-                                         gocompat::quote(f.name)));
+            throw argv_error(
+                fmt::format("flag {}: cannot be set to false: the flag has no negation and defaults to true",
+                            gocompat::quote(f.name)));
         }
         return;
     }
@@ -90,8 +93,8 @@ std::vector<std::string> render(const render_target& target, const json::object&
     for (const auto& key : keys) {
         const bool known =
             std::any_of(target.flags.begin(), target.flags.end(), [&](const fisk_flag& f) { return f.name == key; }) ||
-            (target.args && std::any_of(target.args->begin(), target.args->end(),
-                                        [&](const fisk_arg& a) { return a.name == key; }));
+            (target.args &&
+             std::any_of(target.args->begin(), target.args->end(), [&](const fisk_arg& a) { return a.name == key; }));
         if (!known) throw argv_error(fmt::format("unknown property {}", gocompat::quote(key)));
     }
 
@@ -104,7 +107,8 @@ std::vector<std::string> render(const render_target& target, const json::object&
     const auto& args = *target.args;
     for (std::size_t i = 0; i + 1 < args.size(); ++i) {
         if (args[i].cumulative) {
-            throw argv_error(fmt::format("argument {} is cumulative but is not the last argument", gocompat::quote(args[i].name)));
+            throw argv_error(
+                fmt::format("argument {} is cumulative but is not the last argument", gocompat::quote(args[i].name)));
         }
     }
     std::ptrdiff_t last = -1;
@@ -117,7 +121,8 @@ std::vector<std::string> render(const render_target& target, const json::object&
         const auto* v = input.if_contains(a.name);
         if (v == nullptr) {
             if (a.defaults.empty()) {
-                throw argv_error(fmt::format("argument {} must be set because a later argument is set", gocompat::quote(a.name)));
+                throw argv_error(
+                    fmt::format("argument {} must be set because a later argument is set", gocompat::quote(a.name)));
             }
             positionals.insert(positionals.end(), a.defaults.begin(), a.defaults.end());
             continue;

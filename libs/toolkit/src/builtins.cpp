@@ -9,7 +9,8 @@
 namespace fiskai::toolkit {
 
 void builtin_registry::add(function_tool_spec spec) {
-    if (find(spec.name)) throw std::invalid_argument(fmt::format("built-in {} is registered twice", gocompat::quote(spec.name)));
+    if (find(spec.name))
+        throw std::invalid_argument(fmt::format("built-in {} is registered twice", gocompat::quote(spec.name)));
     spec.kind = tool_kind::builtin;
     // make_function_tool refuses a spec without an exposure and a confirm posture, so a
     // built-in cannot arrive at "served nowhere" (or anywhere) by forgetting.

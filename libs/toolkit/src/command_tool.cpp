@@ -17,7 +17,8 @@ struct command_tool::validator_holder {
 };
 
 command_tool::command_tool(command_spec spec, std::shared_ptr<const command_runtime> runtime)
-    : spec_(std::move(spec)), runtime_(std::move(runtime)),
+    : spec_(std::move(spec)),
+      runtime_(std::move(runtime)),
       validator_(std::make_unique<validator_holder>(validator_holder{schema_validator(spec_.input_schema)})) {}
 
 command_tool::~command_tool() = default;
@@ -68,14 +69,12 @@ boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments,
     const auto running = fmt::format("running command {}", gocompat::quote(spec_.title));
     switch (r.state) {
         case process_result::status::exited:
-            co_return outcome::from_command(command_result{command_line(argv), r.exit_code, std::move(r.output),
-                                                           r.truncated});
-        case process_result::status::timed_out:
-            co_return outcome::failure(deadline_text(*this, options.timeout));
+            co_return outcome::from_command(
+                command_result{command_line(argv), r.exit_code, std::move(r.output), r.truncated});
+        case process_result::status::timed_out: co_return outcome::failure(deadline_text(*this, options.timeout));
         case process_result::status::cancelled:
             co_return outcome::failure(fmt::format("{}: context canceled", running));
-        case process_result::status::start_failed:
-            co_return outcome::failure(fmt::format("{}: {}", running, r.error));
+        case process_result::status::start_failed: co_return outcome::failure(fmt::format("{}: {}", running, r.error));
     }
     co_return outcome::failure(running);
 }

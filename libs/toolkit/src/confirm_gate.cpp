@@ -14,8 +14,7 @@ outcome denial_outcome(std::string reason) {
     return outcome::from_json(std::move(o));
 }
 
-boost::asio::awaitable<gate_decision> confirm_gate::check(const tool& t, std::string command_line,
-                                                          prompter& asker) {
+boost::asio::awaitable<gate_decision> confirm_gate::check(const tool& t, std::string command_line, prompter& asker) {
     const auto requirement = t.confirm();
     if (requirement.posture == confirm_posture::not_required) co_return gate_decision{true, {}};
     // A tool that cannot say whether it needs approval is treated as needing it.
@@ -34,9 +33,7 @@ boost::asio::awaitable<gate_decision> confirm_gate::check(const tool& t, std::st
     }
     switch (answer) {
         case approval::allow_once: co_return gate_decision{true, {}};
-        case approval::allow_for_run:
-            allow_list_.insert(t.name());
-            co_return gate_decision{true, {}};
+        case approval::allow_for_run: allow_list_.insert(t.name()); co_return gate_decision{true, {}};
         case approval::deny: break;
     }
     co_return gate_decision{false, std::string(reason_declined)};

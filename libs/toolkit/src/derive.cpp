@@ -21,9 +21,16 @@ constexpr std::string_view tag_deny = "ai:deny";
 constexpr std::string_view tag_confirm = "ai:confirm";
 
 // Flags the fisk framework itself defines; they can never be handed to a model.
-const std::set<std::string, std::less<>> framework_global_flags = {
-    "help",          "help-long",     "help-man", "help-llm", "help-compact", "completion-bash", "completion-script-bash",
-    "completion-script-zsh", "fisk-introspect", "version"};
+const std::set<std::string, std::less<>> framework_global_flags = {"help",
+                                                                   "help-long",
+                                                                   "help-man",
+                                                                   "help-llm",
+                                                                   "help-compact",
+                                                                   "completion-bash",
+                                                                   "completion-script-bash",
+                                                                   "completion-script-zsh",
+                                                                   "fisk-introspect",
+                                                                   "version"};
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     std::string out;
@@ -45,7 +52,8 @@ public:
         for (const auto& pattern : f.tools) {
             auto re = std::make_unique<re2::RE2>(pattern, re2::RE2::Quiet);
             if (!re->ok()) {
-                throw derive_error(fmt::format("invalid tool filter pattern {}: {}", gocompat::quote(pattern), re->error()));
+                throw derive_error(
+                    fmt::format("invalid tool filter pattern {}: {}", gocompat::quote(pattern), re->error()));
             }
             patterns_.push_back(std::move(re));
         }
@@ -77,8 +85,8 @@ void filter_pass(std::vector<command_spec>& tools, std::vector<dropped_command>&
         if (match == include) {
             kept.push_back(std::move(t));
         } else {
-            dropped.push_back({t.title, include ? fmt::format("not selected by {}", where)
-                                                : fmt::format("removed by {}", where)});
+            dropped.push_back(
+                {t.title, include ? fmt::format("not selected by {}", where) : fmt::format("removed by {}", where)});
         }
     }
     tools = std::move(kept);
@@ -111,9 +119,11 @@ json::object merge_globals(const json::object& schema, const std::vector<fisk_fl
     if (globals.empty()) return schema;
     json::object merged = schema;
     json::object props;
-    if (auto it = merged.find("properties"); it != merged.end() && it->value().is_object()) props = it->value().get_object();
+    if (auto it = merged.find("properties"); it != merged.end() && it->value().is_object())
+        props = it->value().get_object();
     json::array required;
-    if (auto it = merged.find("required"); it != merged.end() && it->value().is_array()) required = it->value().get_array();
+    if (auto it = merged.find("required"); it != merged.end() && it->value().is_array())
+        required = it->value().get_array();
     for (const auto& g : globals) {
         if (props.contains(g.name)) continue;
         props[g.name] = global_flag_schema(g);
@@ -147,9 +157,10 @@ std::vector<fisk_flag> resolve_global_flags(const fisk_application& app, const s
                 gocompat::quote(name), gocompat::quote(app.name)));
         }
         if (it->hidden || framework_global_flags.contains(name)) {
-            throw derive_error(fmt::format("global_flags entry {} is a hidden or framework flag and cannot be exposed "
-                                           "to the model; only application-defined global flags can be exposed",
-                                           gocompat::quote(name)));
+            throw derive_error(
+                fmt::format("global_flags entry {} is a hidden or framework flag and cannot be exposed "
+                            "to the model; only application-defined global flags can be exposed",
+                            gocompat::quote(name)));
         }
         if (seen.insert(name).second) exposed.push_back(*it);
     }
@@ -191,9 +202,9 @@ struct walker {
         t.name = join(path, "_");
         t.title = join(path, " ");
         if (!c.restricted_schema) {
-            throw derive_error(fmt::format(
-                "command {} has no precomputed schema; introspect the application with a current fisk",
-                gocompat::quote(t.title)));
+            throw derive_error(
+                fmt::format("command {} has no precomputed schema; introspect the application with a current fisk",
+                            gocompat::quote(t.title)));
         }
         t.description = c.help.empty() ? c.help_long : c.help;
         t.model_description = model_description(c.help, c.help_long, c.tags);

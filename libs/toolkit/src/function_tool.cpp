@@ -34,7 +34,8 @@ public:
         if (!arguments.is_object() && !arguments.is_null()) {
             return fmt::format("invalid arguments for tool {}: expected an object", gocompat::quote(spec_.name));
         }
-        if (auto problem = validator_.validate(arguments.is_null() ? boost::json::value(boost::json::object{}) : arguments)) {
+        if (auto problem =
+                validator_.validate(arguments.is_null() ? boost::json::value(boost::json::object{}) : arguments)) {
             return fmt::format("invalid arguments for tool {}: {}", gocompat::quote(spec_.name), *problem);
         }
         return std::nullopt;
@@ -55,7 +56,8 @@ public:
         std::string tags_line;
         for (const auto& t : spec_.tags) tags_line += (tags_line.empty() ? "" : ", ") + t;
         model_description_ = spec_.description;
-        if (!tags_line.empty()) model_description_ += (model_description_.empty() ? "" : "\n\n") + ("Tags: " + tags_line);
+        if (!tags_line.empty())
+            model_description_ += (model_description_.empty() ? "" : "\n\n") + ("Tags: " + tags_line);
     }
 
 private:
@@ -68,11 +70,13 @@ private:
 
 tool_ptr make_function_tool(function_tool_spec spec) {
     if (!gocompat::is_valid_name(spec.name)) {
-        throw std::invalid_argument(fmt::format("function tool name {} is invalid: it must contain only letters, "
-                                                "digits, '-' or '_'",
-                                                gocompat::quote(spec.name)));
+        throw std::invalid_argument(
+            fmt::format("function tool name {} is invalid: it must contain only letters, "
+                        "digits, '-' or '_'",
+                        gocompat::quote(spec.name)));
     }
-    if (!spec.handler) throw std::invalid_argument(fmt::format("function tool {} has no handler", gocompat::quote(spec.name)));
+    if (!spec.handler)
+        throw std::invalid_argument(fmt::format("function tool {} has no handler", gocompat::quote(spec.name)));
     if (!spec.exposed) {
         throw std::invalid_argument(fmt::format(
             "function tool {} has not declared where it may be served; set exposed (exposure::none() to serve it "
@@ -80,15 +84,15 @@ tool_ptr make_function_tool(function_tool_spec spec) {
             gocompat::quote(spec.name)));
     }
     if (!spec.confirm) {
-        throw std::invalid_argument(
-            fmt::format("function tool {} has not declared whether it needs approval; set confirm", gocompat::quote(spec.name)));
+        throw std::invalid_argument(fmt::format(
+            "function tool {} has not declared whether it needs approval; set confirm", gocompat::quote(spec.name)));
     }
     if (spec.kind == tool_kind::remote && *spec.confirm == confirm_posture::required) {
         // The serving agent gates its own tools (and never serves a gated one); a local
         // gate on top would make the two ends disagree about who decides.
-        throw std::invalid_argument(fmt::format(
-            "tool {} is remote and cannot be confirm-gated; a remote tool is gated by its serving agent",
-            gocompat::quote(spec.name)));
+        throw std::invalid_argument(
+            fmt::format("tool {} is remote and cannot be confirm-gated; a remote tool is gated by its serving agent",
+                        gocompat::quote(spec.name)));
     }
     if (spec.title.empty()) spec.title = spec.name;
     if (spec.input_schema.empty()) spec.input_schema["type"] = "object";

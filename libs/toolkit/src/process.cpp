@@ -146,8 +146,7 @@ pid_t launch(launch_plan& plan, const process_spec& spec, std::string& error) {
 
     // The child has already exited: reap it now, or every failed exec (E2BIG, ENOENT,
     // EACCES) leaves a zombie.
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
     const int child_errno = plan.error;
     switch (plan.failed_step) {
         case launch_plan::exec:
@@ -157,9 +156,7 @@ pid_t launch(launch_plan& plan, const process_spec& spec, std::string& error) {
         case launch_plan::work_dir_step:
             error = "changing to the working directory \"" + spec.work_dir + "\": " + std::strerror(child_errno);
             break;
-        default:
-            error = std::string("preparing the child process: ") + std::strerror(child_errno);
-            break;
+        default: error = std::string("preparing the child process: ") + std::strerror(child_errno); break;
     }
     return -1;
 }
@@ -263,8 +260,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         int status = 0;
         bool reaped = false;
         void reap() {
-            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             reaped = true;
         }
         ~child_guard() {

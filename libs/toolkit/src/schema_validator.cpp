@@ -20,9 +20,9 @@ namespace json = boost::json;
 
 // Keywords of JSON Schema 2019-09/2020-12 that valijson (draft 7) silently ignores.
 const std::set<std::string, std::less<>> ignored_keywords = {
-    "unevaluatedProperties", "unevaluatedItems", "prefixItems",   "dependentRequired", "dependentSchemas",
-    "$anchor",               "$dynamicRef",      "$dynamicAnchor", "$recursiveRef",     "$recursiveAnchor",
-    "minContains",           "maxContains"};
+    "unevaluatedProperties", "unevaluatedItems", "prefixItems", "dependentRequired",
+    "dependentSchemas",      "$anchor",          "$dynamicRef", "$dynamicAnchor",
+    "$recursiveRef",         "$recursiveAnchor", "minContains", "maxContains"};
 // The formats valijson checks; any other format is accepted unchecked.
 const std::set<std::string, std::less<>> enforced_formats = {"date", "time", "date-time", "ipv4"};
 
@@ -35,8 +35,8 @@ const std::set<std::string, std::less<>> schema_maps = {"properties", "patternPr
 void check_pattern(const std::string& pattern, const std::string& pointer, std::vector<std::string>& out) {
     const schema_support::re2_engine engine(pattern);
     if (!engine.ok()) {
-        out.push_back(fmt::format("{} (pattern \"{}\" is not valid RE2 syntax: {}; every value will be refused)", pointer,
-                                  pattern, engine.error()));
+        out.push_back(fmt::format("{} (pattern \"{}\" is not valid RE2 syntax: {}; every value will be refused)",
+                                  pointer, pattern, engine.error()));
     }
 }
 
@@ -52,7 +52,8 @@ void scan(const json::value& v, const std::string& pointer, std::vector<std::str
         const std::string here = pointer + "/" + key;
         if (ignored_keywords.contains(key)) out.push_back(fmt::format("{} ({} is not enforced)", here, key));
         if (key == "format" && kv.value().is_string() && !enforced_formats.contains(kv.value().get_string())) {
-            out.push_back(fmt::format("{} (format \"{}\" is not enforced)", here, std::string(kv.value().get_string())));
+            out.push_back(
+                fmt::format("{} (format \"{}\" is not enforced)", here, std::string(kv.value().get_string())));
         }
         if (key == "pattern" && kv.value().is_string()) check_pattern(std::string(kv.value().get_string()), here, out);
         if (key == "patternProperties" && kv.value().is_object()) {

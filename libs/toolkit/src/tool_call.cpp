@@ -70,13 +70,14 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
 
     const auto posture = t->confirm().posture;
     if (posture == confirm_posture::unknown) {
-        co_return outcome::failure(fmt::format("tool {} cannot say whether it needs approval, so it is not run",
-                                               gocompat::quote(t->name())));
+        co_return outcome::failure(
+            fmt::format("tool {} cannot say whether it needs approval, so it is not run", gocompat::quote(t->name())));
     }
     if (posture == confirm_posture::required) {
         if (!policy.approve) {
-            co_return outcome::failure(fmt::format(
-                "tool {} needs approval and nobody on this surface can give it, so it is not run", gocompat::quote(t->name())));
+            co_return outcome::failure(
+                fmt::format("tool {} needs approval and nobody on this surface can give it, so it is not run",
+                            gocompat::quote(t->name())));
         }
         if (auto refusal = co_await policy.approve(*t, command_line)) co_return std::move(*refusal);
     }

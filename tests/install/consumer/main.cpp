@@ -14,11 +14,14 @@ int main() {
     auto greet = make_function_tool({
         .name = "greet",
         .description = "Greets someone",
-        .input_schema = boost::json::parse(R"({"type":"object","required":["who"],"properties":{"who":{"type":"string"}}})").as_object(),
+        .input_schema =
+            boost::json::parse(R"({"type":"object","required":["who"],"properties":{"who":{"type":"string"}}})")
+                .as_object(),
         .exposed = exposure{surface::mcp},
         .confirm = confirm_posture::not_required,
         .handler = [](const boost::json::object& args, const call_options&) -> boost::asio::awaitable<outcome> {
-            co_return outcome::from_json(boost::json::object{{"greeting", "hello, " + std::string(args.at("who").as_string())}});
+            co_return outcome::from_json(
+                boost::json::object{{"greeting", "hello, " + std::string(args.at("who").as_string())}});
         },
     });
     boost::asio::io_context ioc;

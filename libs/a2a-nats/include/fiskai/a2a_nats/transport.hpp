@@ -45,7 +45,7 @@ struct transport_options {
 
 namespace detail {
 struct transport_state;
-}
+}  // namespace detail
 
 class nats_transport final : public a2a::transport {
 public:
@@ -60,7 +60,8 @@ public:
 
     boost::asio::awaitable<a2a::result<a2a::reply>> request(a2a::route r, std::string agent, std::string body,
                                                             std::chrono::steady_clock::duration timeout) override;
-    boost::asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> listen(a2a::route r, std::string identity) override;
+    boost::asio::awaitable<a2a::result<std::unique_ptr<a2a::intake>>> listen(a2a::route r,
+                                                                             std::string identity) override;
 
     // The micro service serving `identity`, while one of its intakes is open.
     [[nodiscard]] std::shared_ptr<micro::service> service(std::string_view identity) const;

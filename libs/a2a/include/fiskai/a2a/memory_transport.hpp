@@ -20,7 +20,7 @@ namespace fiskai::a2a {
 
 namespace detail {
 struct memory_state;
-}
+}  // namespace detail
 
 class memory_transport final : public transport {
 public:

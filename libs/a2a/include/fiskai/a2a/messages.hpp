@@ -25,10 +25,10 @@ struct header {
     std::string conversation;  // stable across one session; a direct RPC uses the request id
     std::string parent;        // the request that spawned this one (multi-hop); omitted when empty
     std::uint64_t sequence = 0;
-    timestamp time;                    // advisory, for audit; never for ordering
-    identity sender;                   // unauthenticated assertion
+    timestamp time;   // advisory, for audit; never for ordering
+    identity sender;  // unauthenticated assertion
     std::optional<identity> recipient;
-    bool must_understand = false;      // omitted when false
+    bool must_understand = false;  // omitted when false
 
     friend bool operator==(const header&, const header&) = default;
 };
@@ -123,7 +123,9 @@ using message = std::variant<discovery_request, discovery_reply, tool_request, t
                              task_result, task_error, task_cancel, task_ack>;
 
 template <class T>
-inline constexpr bool is_message_v = std::is_base_of_v<header, T> && requires { T::protocol; };
+inline constexpr bool is_message_v = std::is_base_of_v<header, T>&& requires {
+    T::protocol;
+};
 
 [[nodiscard]] std::string_view protocol_of(const message& m) noexcept;
 [[nodiscard]] header& header_of(message& m) noexcept;

@@ -30,7 +30,7 @@ inline constexpr std::string_view task_ack = "io.choria.fisk-ai.v1.ack";
 
 // Every protocol id, in the order of the `message` variant.
 inline constexpr std::array<std::string_view, 10> all = {
-    discovery_request, discovery_reply, tool_request, tool_reply, task_request,
+    discovery_request, discovery_reply, tool_request, tool_reply,  task_request,
     task_event,        task_result,     task_error,   task_cancel, task_ack,
 };
 

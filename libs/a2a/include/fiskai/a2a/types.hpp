@@ -18,7 +18,7 @@ namespace fiskai::a2a {
 
 namespace detail {
 struct raw_json_access;
-}
+}  // namespace detail
 
 // Who produced or should receive a message. Unauthenticated: used for logging and reply
 // stamping, never for authorisation. `instance` is optional and omitted when empty.

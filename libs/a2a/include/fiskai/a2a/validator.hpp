@@ -42,7 +42,7 @@ public:
     [[nodiscard]] result<message> check(std::string_view body, std::string_view expected_protocol) const;
 
     template <class M>
-        requires is_message_v<M>
+    requires is_message_v<M>
     [[nodiscard]] result<M> check_as(std::string_view body) const {
         auto m = check(body, M::protocol);
         if (!m) return m.error();

@@ -104,9 +104,7 @@ struct remote_host {
     filter include;     // include.tags is ignored (discovery carries no tags): a warning
     filter exclude;     // exclude.tags is rejected: an exclude that cannot be honoured
 
-    [[nodiscard]] const std::string& effective_alias() const noexcept {
-        return alias.empty() ? name : alias;
-    }
+    [[nodiscard]] const std::string& effective_alias() const noexcept { return alias.empty() ? name : alias; }
 };
 
 // One entry of remote_agents: parsed and kept, used by nothing yet.
@@ -242,7 +240,6 @@ struct config {
     // tier is on. Trimmed, empties dropped, de-duplicated.
     [[nodiscard]] std::vector<std::string> credential_env_names() const;
 };
-
 
 // Decodes, prepares (defaults, normalisation, durations) and validates for `m`.
 // Decoding failures read `parsing config: <detail>`; the rest carry their own texts.

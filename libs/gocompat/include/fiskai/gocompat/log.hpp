@@ -38,9 +38,9 @@ class logger {
 public:
     logger() = default;
     template <class Sink>
-        requires(!std::same_as<std::remove_cvref_t<Sink>, logger> &&
-                 std::is_invocable_v<Sink&, log_level, std::string_view, log_fields>)
-    logger(Sink sink) : sink_(std::move(sink)) {}  // NOLINT: implicit, so a lambda is a logger
+    requires(!std::same_as<std::remove_cvref_t<Sink>, logger> &&
+             std::is_invocable_v<Sink&, log_level, std::string_view, log_fields>) logger(Sink sink)
+        : sink_(std::move(sink)) {}  // NOLINT: implicit, so a lambda is a logger
 
     void log(log_level level, std::string_view message, log_fields fields) const {
         if (sink_) sink_(level, message, fields);

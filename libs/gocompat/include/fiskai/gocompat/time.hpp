@@ -14,8 +14,8 @@ namespace fiskai::gocompat {
 // Seconds rather than one nanosecond count, so Go's zero time (year 1) fits.
 struct go_time {
     std::chrono::sys_seconds seconds{};
-    std::uint32_t nanos = 0;           // 0..999'999'999
-    std::chrono::minutes offset{0};    // zero is written `Z`
+    std::uint32_t nanos = 0;         // 0..999'999'999
+    std::chrono::minutes offset{0};  // zero is written `Z`
 
     friend bool operator==(const go_time&, const go_time&) = default;
 };

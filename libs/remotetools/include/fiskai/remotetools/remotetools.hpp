@@ -22,14 +22,14 @@
 
 namespace fiskai::a2a {
 class client;
-}
+}  // namespace fiskai::a2a
 
 namespace fiskai::remotetools {
 
 // One remote_tools entry of the config.
 struct host_config {
-    std::string name;   // the peer's identity
-    std::string alias;  // prefix used only when a name clashes; defaults to name
+    std::string name;                        // the peer's identity
+    std::string alias;                       // prefix used only when a name clashes; defaults to name
     std::vector<std::string> include_tools;  // RE2, unanchored
     std::vector<std::string> include_tags;   // ignored (discovery carries no tags), with a warning
     std::vector<std::string> exclude_tools;

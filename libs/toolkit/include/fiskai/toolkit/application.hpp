@@ -24,12 +24,12 @@ public:
 // Runs `<application_path> --fisk-introspect` and parses what it prints. Throws
 // introspection_error with one of the four texts (timed out, could not run or exited
 // non-zero, output over 16 MiB, not a JSON document).
-boost::asio::awaitable<fisk_application> introspect(std::string application_path,
-                                                    std::vector<std::string> secret_env_names = {},
-                                                    std::chrono::steady_clock::duration timeout = default_introspect_timeout);
+boost::asio::awaitable<fisk_application> introspect(
+    std::string application_path, std::vector<std::string> secret_env_names = {},
+    std::chrono::steady_clock::duration timeout = default_introspect_timeout);
 
 struct application_options {
-    std::string application_path;   // empty: no application, no tools (not an error)
+    std::string application_path;  // empty: no application, no tools (not an error)
     std::vector<std::string> secret_env_names;
     derive_options derive;
     std::chrono::steady_clock::duration introspect_timeout = default_introspect_timeout;

@@ -36,11 +36,11 @@ struct derive_options {
 
 // Everything needed to present and run one leaf command.
 struct command_spec {
-    std::vector<std::string> path;        // command words: {"stream", "info"}
-    std::string name;                     // path joined with '_'
-    std::string title;                    // path joined with ' '
-    std::string description;              // for people
-    std::string model_description;        // help plus the Tags: line
+    std::vector<std::string> path;  // command words: {"stream", "info"}
+    std::string name;               // path joined with '_'
+    std::string title;              // path joined with ' '
+    std::string description;        // for people
+    std::string model_description;  // help plus the Tags: line
     std::vector<std::string> tags;
     boost::json::object input_schema;     // restricted_schema with exposed globals merged
     std::vector<fisk_flag> flags;         // the leaf's own flags, declared order

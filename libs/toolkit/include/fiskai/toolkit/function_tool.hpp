@@ -21,7 +21,7 @@ using function_handler =
 
 struct function_tool_spec {
     std::string name;
-    std::string title;        // defaults to name
+    std::string title;  // defaults to name
     std::string description;
     std::vector<std::string> tags;
     boost::json::object input_schema;  // defaults to {"type":"object"}

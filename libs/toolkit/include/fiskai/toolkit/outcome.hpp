@@ -46,8 +46,12 @@ public:
     [[nodiscard]] const command_result* command() const noexcept { return command_ ? &*command_ : nullptr; }
     [[nodiscard]] const boost::json::value* json() const noexcept { return kind_ == kind::json ? &json_ : nullptr; }
     [[nodiscard]] const std::string& error_message() const noexcept { return error_; }
-    [[nodiscard]] const boost::json::array* content() const noexcept { return kind_ == kind::content ? &content_ : nullptr; }
-    [[nodiscard]] const boost::json::object* structured() const noexcept { return structured_ ? &*structured_ : nullptr; }
+    [[nodiscard]] const boost::json::array* content() const noexcept {
+        return kind_ == kind::content ? &content_ : nullptr;
+    }
+    [[nodiscard]] const boost::json::object* structured() const noexcept {
+        return structured_ ? &*structured_ : nullptr;
+    }
 
     // The text a model sees: the envelope JSON, the verbatim JSON, the error message, or
     // for content the text blocks joined (other blocks as their JSON).

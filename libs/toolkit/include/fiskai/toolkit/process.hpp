@@ -20,10 +20,10 @@ enum class capture_mode {
 };
 
 struct process_spec {
-    std::string executable;             // a path, or a bare name looked up in PATH
-    std::vector<std::string> arguments; // after the executable
-    std::vector<std::string> environment; // NAME=value entries; the child's whole environment
-    std::string work_dir;               // empty: inherit
+    std::string executable;                         // a path, or a bare name looked up in PATH
+    std::vector<std::string> arguments;             // after the executable
+    std::vector<std::string> environment;           // NAME=value entries; the child's whole environment
+    std::string work_dir;                           // empty: inherit
     std::chrono::steady_clock::duration timeout{};  // zero: none
     std::size_t output_cap = 65536;
     capture_mode capture = capture_mode::head_and_tail;
@@ -35,11 +35,11 @@ struct process_spec {
 struct process_result {
     enum class status { exited, timed_out, cancelled, start_failed };
     status state = status::start_failed;
-    int exit_code = 0;        // for `exited`: the exit status, or -1 when killed by a signal
+    int exit_code = 0;  // for `exited`: the exit status, or -1 when killed by a signal
     std::string output;
-    bool truncated = false;   // head_and_tail: output was cut; head_only: cap exceeded
+    bool truncated = false;  // head_and_tail: output was cut; head_only: cap exceeded
     std::size_t total_bytes = 0;
-    std::string error;        // for start_failed: the OS error text
+    std::string error;  // for start_failed: the OS error text
 };
 
 // Awaitable; cancelling the awaiting coroutine (terminal cancellation) kills the group.

@@ -47,7 +47,9 @@ public:
 
 private:
     constexpr explicit exposure(std::uint8_t bits) noexcept : bits_(bits) {}
-    static constexpr std::uint8_t bit(surface s) noexcept { return static_cast<std::uint8_t>(1U << static_cast<unsigned>(s)); }
+    static constexpr std::uint8_t bit(surface s) noexcept {
+        return static_cast<std::uint8_t>(1U << static_cast<unsigned>(s));
+    }
     std::uint8_t bits_ = 0;
 };
 
