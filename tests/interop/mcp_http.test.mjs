@@ -301,6 +301,11 @@ describe('out of descriptors', () => {
       const pid = server.child.pid;
       // One kept-alive connection holds an initialized session before the descriptors run out.
       const sid = await openSession(server.url, agent);
+      // A call before the descriptors run out, as a server in service has made. (Under
+      // UBSan it also warms the vptr check's cache: its slow path needs a pipe of its own,
+      // which a process out of descriptors cannot create.)
+      const warm = await callTool(server.url, sid, 6, 'echo', { text: ['warm'] }, agent);
+      assert.equal(warm.result.structuredContent.output, 'warm\n');
       const u = new URL(server.url);
       for (let i = 0; i < limit + 16; i++) {
         const s = net.connect(Number(u.port), u.hostname);

@@ -333,7 +333,9 @@ asio::awaitable<void> server::serve(transport& t) {
 
 void server::cancel() {
     stop();
-    for (const auto& signal : impl_->running) signal->emit(asio::cancellation_type::terminal);
+    // A copy: a worker that ends erases its own entry, and must not do so under this loop.
+    const auto running = impl_->running;
+    for (const auto& signal : running) signal->emit(asio::cancellation_type::terminal);
 }
 
 void server::stop() {
