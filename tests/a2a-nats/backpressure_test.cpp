@@ -16,24 +16,35 @@ namespace {
 
 using reply_slot = std::shared_ptr<std::optional<a2a::result<a2a::tool_reply>>>;
 
+// An agent `svc` serving one gated tool with a single slot, and a caller.
+struct one_slot_agent {
+    nats_env env;
+    gates g;
+    std::shared_ptr<a2a_test::fake_tool> tool = g.tool();
+    serving svc{env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s)};
+    a2a_nats::nats_transport client_transport{*env.client_conn, env.ioc.get_executor()};
+    a2a::client client{client_transport, {"caller"}};
+
+    one_slot_agent() { REQUIRE(svc.ready(env.ioc)); }
+    // Starts a call of the gated tool; its reply lands in the returned slot.
+    reply_slot call(std::chrono::seconds timeout = 60s) {
+        return a2a_test::start(env.ioc, client.invoke("svc", "gate", "", timeout));
+    }
+};
+
 }  // namespace
 
 TEST_CASE("with concurrency 1 a second request never enters until the first releases its slot",
           "[a2a-nats][backpressure]") {
-    nats_env env;
-    gates g;
-    auto tool = g.tool();
-    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
-    REQUIRE(svc.ready(env.ioc));
+    one_slot_agent agent;
+    auto& [env, g, tool, svc, client_transport, client] = agent;
     const auto service = svc.transport.service("svc");
-    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
-    a2a::client client(client_transport, {"caller"});
 
-    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot a = agent.call();
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
 
-    reply_slot b = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
-    reply_slot c = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot b = agent.call();
+    reply_slot c = agent.call();
     // B is in the intake's hands waiting for the slot; C is still in nats.c's queue.
     REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 1; }));
     a2a_test::run_until_idle(env.ioc);
@@ -70,15 +81,10 @@ TEST_CASE("with concurrency 1 a second request never enters until the first rele
 }
 
 TEST_CASE("stopping takes no new request and lets the running one answer", "[a2a-nats][backpressure][shutdown]") {
-    nats_env env;
-    gates g;
-    auto tool = g.tool();
-    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
-    REQUIRE(svc.ready(env.ioc));
-    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
-    a2a::client client(client_transport, {"caller"});
+    one_slot_agent agent;
+    auto& [env, g, tool, svc, client_transport, client] = agent;
 
-    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 30s));
+    reply_slot a = agent.call(30s);
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
     svc.server.stop();
     a2a_test::run_until_idle(env.ioc);
@@ -103,20 +109,15 @@ TEST_CASE("stopping takes no new request and lets the running one answer", "[a2a
 }
 
 TEST_CASE("stopping answers the requests already delivered to the process", "[a2a-nats][backpressure][shutdown]") {
-    nats_env env;
-    gates g;
-    auto tool = g.tool();
-    serving svc(env.ioc, *env.server_conn, {tool}, options("svc", 1, 60s));
-    REQUIRE(svc.ready(env.ioc));
+    one_slot_agent agent;
+    auto& [env, g, tool, svc, client_transport, client] = agent;
     const auto service = svc.transport.service("svc");
-    a2a_nats::nats_transport client_transport(*env.client_conn, env.ioc.get_executor());
-    a2a::client client(client_transport, {"caller"});
 
-    reply_slot a = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot a = agent.call();
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
-    reply_slot b = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
-    reply_slot c = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
-    reply_slot d = a2a_test::start(env.ioc, client.invoke("svc", "gate", "", 60s));
+    reply_slot b = agent.call();
+    reply_slot c = agent.call();
+    reply_slot d = agent.call();
     // B waits in the intake for the slot; C and D wait in nats.c's queue, in this process.
     REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 2; }));
 
