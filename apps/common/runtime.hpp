@@ -34,6 +34,11 @@ inline constexpr int usage = 2;
 inline constexpr int interrupted = 130;
 }  // namespace exit_code
 
+// The exit codes as --help states them.
+inline constexpr const char* exit_codes_help =
+    "Exit codes: 0 done; 1 failed (the reason is on stderr); 2 wrong command line; 130 a second "
+    "interrupt cut the shutdown short.";
+
 // Parses the command line. Returns nullopt to go on, or the code to exit with: 0 after
 // --help or --version, exit_code::usage (with CLI11's message on stderr) for a bad one.
 [[nodiscard]] std::optional<int> parse_command_line(CLI::App& cli, int argc, char** argv);

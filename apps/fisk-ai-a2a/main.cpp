@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     namespace app = fiskai::a2a::app;
     CLI::App cli("Operator tools for fisk-ai's agent-to-agent (a2a) protocol", "fisk-ai-a2a");
     cli.require_subcommand(1);
+    cli.footer(fiskai::app::exit_codes_help);
     cli.set_version_flag("--version", fmt::format("fisk-ai-a2a {}", fiskai::app::version));
 
     const std::vector<app::subcommand> commands = {

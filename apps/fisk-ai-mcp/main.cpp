@@ -292,9 +292,11 @@ int main(int argc, char** argv) {
         "(streamable HTTP)."};
     cli.set_version_flag("--version", fmt::format("fisk-ai-mcp {}", app::version));
     cli.require_subcommand(0, 1);
-    cli.footer(
+    cli.footer(fmt::format(
         "Without a subcommand, serves the tools over MCP (streamable HTTP) at http://<address>:<port>/mcp.\n"
-        "The config must contain an expose.agent.mcp block. Logs go to stderr.");
+        "The config must contain an expose.agent.mcp block. Logs go to stderr. The first SIGINT/SIGTERM\n"
+        "drains (running calls are cancelled and answer), a second closes every connection at once.\n{}",
+        app::exit_codes_help));
 
     serve_options serve;
     cli.add_option("-c,--config", serve.config_path, "The fisk-ai YAML configuration file");
