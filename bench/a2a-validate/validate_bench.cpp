@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
     const std::string dir = argv[1];
     const double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
     const auto& v = fiskai::a2a::default_validator();
-    for (const char* name : {"tool.request.input.json", "tool.reply.exit3.json", "discovery.reply.json"}) {
+    for (const char* name : {"tool.request.input.json", "tool.reply.exit3.json", "discovery.reply.json",
+                             "question.approval.json", "answer.decision.json", "keepalive.json"}) {
         const auto body = read(dir + "/" + name);
         if (!v.check(body)) {
             fmt::print(stderr, "{} does not validate\n", name);

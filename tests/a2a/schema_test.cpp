@@ -42,6 +42,15 @@ const std::vector<shape>& shapes() {
         {protocols::task_error, {"stop_reason", "error", "code"}, {"error"}, R"(,"error":"e")"},
         {protocols::task_cancel, {"reason"}, {}, ""},
         {protocols::task_ack, {"accepted", "reason"}, {"accepted"}, R"(,"accepted":true)"},
+        {protocols::task_question,
+         {"question_id", "kind", "question", "options", "default", "call_id", "tool", "command", "tag", "window"},
+         {"question_id", "kind", "question", "window"},
+         R"(,"question_id":"q1","kind":"input","question":"Name?","window":"2m0s")"},
+        {protocols::task_answer,
+         {"question_id", "confirmed", "selected", "value", "decision", "declined", "reason"},
+         {"question_id"},
+         R"(,"question_id":"q1","confirmed":true)"},
+        {protocols::task_keepalive, {"question_id"}, {}, ""},
     };
     return all;
 }
@@ -71,6 +80,21 @@ const std::map<std::string, std::string>& sample_values() {
         {"code", R"("c")"},
         {"reason", R"("r")"},
         {"accepted", "true"},
+        {"question_id", R"("q1")"},
+        {"kind", R"("input")"},
+        {"question", R"("q")"},
+        {"options", R"(["a"])"},
+        {"default", R"("d")"},
+        {"call_id", R"("c1")"},
+        {"tool", R"("t")"},
+        {"command", R"("c")"},
+        {"tag", R"("ai:confirm")"},
+        {"window", R"("1m0s")"},
+        {"confirmed", "true"},
+        {"selected", "0"},
+        {"value", R"("v")"},
+        {"decision", R"("once")"},
+        {"declined", "true"},
     };
     return values;
 }
@@ -108,7 +132,9 @@ TEST_CASE("a2a.schema: each schema refuses its siblings' payload fields by name"
             ++refused;
         }
     }
-    CHECK(refused == 10 * 22 - 25);  // every field of every other message (25 own fields in all)
+    // Every field of every other message: 13 messages x 37 sample fields, less the 43 each
+    // message owns (reason is shared by cancel, ack and answer; question_id by the new three).
+    CHECK(refused == 13 * 37 - 43);
 }
 
 TEST_CASE("a2a.schema: each schema requires its own fields", "[a2a][schema]") {
@@ -295,7 +321,7 @@ TEST_CASE("a2a.schema: event blocks: six kinds, a fallback for unknown kinds, si
 
 TEST_CASE("a2a.schema: the schema files carry the note's $ids and compile as draft 7", "[a2a][schema]") {
     const auto files = schema_files();
-    REQUIRE(files.size() == 11);
+    REQUIRE(files.size() == 14);
     CHECK(files[0].name == "common.json");
     for (const auto& f : files) {
         CAPTURE(f.name);
@@ -310,4 +336,57 @@ TEST_CASE("a2a.schema: the schema files carry the note's $ids and compile as dra
     CHECK(schema_file_name(protocols::tool_request) == "tool.request.json");
     CHECK(schema_file_name(protocols::task_request) == "request.json");
     CHECK(schema_file_name("nope").empty());
+}
+
+TEST_CASE("a2a.schema: questions, answers and keepalives: kinds, options, one answer", "[a2a][schema]") {
+    const auto q = [](std::string_view payload) {
+        return check(
+            body(protocols::task_question,
+                 std::string(R"(,"question_id":"q1","question":"Q?","window":"1m0s")") + std::string(payload)));
+    };
+    CHECK(q(R"(,"kind":"confirm")"));
+    CHECK(q(R"(,"kind":"input","default":"x")"));
+    CHECK(q(R"(,"kind":"select","options":["a","b"])"));
+    CHECK(q(R"(,"kind":"approval","tool":"t","command":"c","call_id":"k","tag":"ai:confirm")"));
+    for (const char* bad : {R"(,"kind":"select")", R"(,"kind":"select","options":[])",
+                            R"(,"kind":"approval","tool":"t")", R"(,"kind":"guess")"}) {
+        CAPTURE(bad);
+        const auto r = q(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::schema_violation);
+    }
+    std::string many = R"(,"kind":"select","options":[)";
+    for (int i = 0; i < 26; ++i) many += (i ? ",\"o\"" : "\"o\"");
+    CHECK_FALSE(q(many + "]"));
+
+    const auto a = [](std::string_view payload) {
+        return check(body(protocols::task_answer, R"(,"question_id":"q1")" + std::string(payload)));
+    };
+    for (const char* one : {R"(,"confirmed":false)", R"(,"selected":0)", R"(,"value":"")", R"(,"decision":"deny")",
+                            R"(,"declined":true,"reason":"no")"}) {
+        CAPTURE(one);
+        CHECK(a(one));
+    }
+    for (const char* bad : {"", R"(,"confirmed":true,"value":"x")", R"(,"selected":-1)", R"(,"decision":"maybe")",
+                            R"(,"declined":false)", R"(,"selected":1.5)"}) {
+        CAPTURE(bad);
+        const auto r = a(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::schema_violation);
+    }
+    CHECK(check(body(protocols::task_keepalive)));
+    CHECK_FALSE(check(body(protocols::task_keepalive, R"(,"question_id":"a>b")")));
+}
+
+TEST_CASE("a2a.schema: an answer's zero values survive a round trip", "[a2a][schema]") {
+    for (const char* payload : {R"(,"question_id":"q1","confirmed":false)", R"(,"question_id":"q1","selected":0)",
+                                R"(,"question_id":"q1","value":"")"}) {
+        CAPTURE(payload);
+        const auto text = body(protocols::task_answer, payload);
+        const auto m = check(text);
+        REQUIRE(m);
+        const auto again = encode(*m);
+        REQUIRE(again);
+        CHECK(*again == text);
+    }
 }

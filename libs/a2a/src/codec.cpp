@@ -248,6 +248,36 @@ result<void> write_payload(object_writer& w, const task_ack& m) {
     return {};
 }
 
+result<void> write_payload(object_writer& w, const task_question& m) {
+    w.string("question_id", m.question_id);
+    w.string("kind", m.kind);
+    w.string("question", m.question);
+    w.strings_omitempty("options", m.options);
+    w.string_omitempty("default", m.default_value);
+    w.string_omitempty("call_id", m.call_id);
+    w.string_omitempty("tool", m.tool);
+    w.string_omitempty("command", m.command);
+    w.string_omitempty("tag", m.tag);
+    w.string("window", m.window);
+    return {};
+}
+
+result<void> write_payload(object_writer& w, const task_answer& m) {
+    w.string("question_id", m.question_id);
+    if (m.confirmed) w.boolean("confirmed", *m.confirmed);
+    if (m.selected) w.integer("selected", *m.selected);
+    if (m.value) w.string("value", *m.value);
+    if (m.decision) w.string("decision", *m.decision);
+    w.boolean_omitempty("declined", m.declined);
+    w.string_omitempty("reason", m.reason);
+    return {};
+}
+
+result<void> write_payload(object_writer& w, const task_keepalive& m) {
+    w.string_omitempty("question_id", m.question_id);
+    return {};
+}
+
 }  // namespace
 
 result<std::string> encode(const message& m) {
@@ -559,6 +589,42 @@ void read_payload(reader& r, const json::object& o, std::string_view, task_cance
 void read_payload(reader& r, const json::object& o, std::string_view, task_ack& m) {
     r.read(o, "accepted", m.accepted);
     r.read(o, "reason", m.reason);
+}
+
+void read_payload(reader& r, const json::object& o, std::string_view, task_question& m) {
+    r.read(o, "question_id", m.question_id);
+    r.read(o, "kind", m.kind);
+    r.read(o, "question", m.question);
+    r.read(o, "options", m.options);
+    r.read(o, "default", m.default_value);
+    r.read(o, "call_id", m.call_id);
+    r.read(o, "tool", m.tool);
+    r.read(o, "command", m.command);
+    r.read(o, "tag", m.tag);
+    r.read(o, "window", m.window);
+}
+
+// A field that may be absent: read only when present, so "unset" and a zero value stay apart.
+template <class T>
+void read_present(reader& r, const json::object& o, std::string_view key, std::optional<T>& out) {
+    if (!o.contains(key)) return;
+    T v{};
+    r.read(o, key, v);
+    out = std::move(v);
+}
+
+void read_payload(reader& r, const json::object& o, std::string_view, task_answer& m) {
+    r.read(o, "question_id", m.question_id);
+    r.read(o, "confirmed", m.confirmed);
+    read_present(r, o, "selected", m.selected);
+    read_present(r, o, "value", m.value);
+    read_present(r, o, "decision", m.decision);
+    r.read(o, "declined", m.declined);
+    r.read(o, "reason", m.reason);
+}
+
+void read_payload(reader& r, const json::object& o, std::string_view, task_keepalive& m) {
+    r.read(o, "question_id", m.question_id);
 }
 
 result<block> decode_block_in(reader& r, const json::object& o, std::string_view text) {

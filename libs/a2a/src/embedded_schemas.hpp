@@ -12,6 +12,6 @@ struct embedded_file {
 };
 
 // common.json first, then one file per protocol id in the order of protocols::all.
-extern const std::array<embedded_file, 11> embedded_schema_files;
+extern const std::array<embedded_file, 14> embedded_schema_files;
 
 }  // namespace fiskai::a2a::detail

@@ -118,9 +118,51 @@ struct task_ack : header {
     friend bool operator==(const task_ack&, const task_ack&) = default;
 };
 
+// Task flow: a question the worker puts to the caller's human. `kind` is a payload field
+// (confirm, select, input, approval), not a discriminator.
+struct task_question : header {
+    static constexpr std::string_view protocol = protocols::task_question;
+    std::string question_id;  // request_id pattern; minted per question
+    std::string kind;
+    std::string question;              // sanitized; for approval the prompt header
+    std::vector<std::string> options;  // select: 1..25
+    std::string default_value;         // input: `default` on the wire
+    std::string call_id;               // the tool call the question belongs to
+    std::string tool;                  // approval: the gated tool
+    std::string command;               // approval: the sanitized command line
+    std::string tag;                   // approval: the trigger tag
+    std::string window;                // Go duration: how long the worker waits
+
+    friend bool operator==(const task_question&, const task_question&) = default;
+};
+
+// Task flow: the answer to one question; exactly one answer field is set, and it is
+// written whenever it is set, false, 0 and "" included.
+struct task_answer : header {
+    static constexpr std::string_view protocol = protocols::task_answer;
+    std::string question_id;
+    std::optional<bool> confirmed;
+    std::optional<std::uint64_t> selected;  // index into the question's options
+    std::optional<std::string> value;
+    std::optional<std::string> decision;  // once, run, deny
+    bool declined = false;
+    std::string reason;  // with declined
+
+    friend bool operator==(const task_answer&, const task_answer&) = default;
+};
+
+// Task flow: the sender is still there; with question_id, that question is still open.
+struct task_keepalive : header {
+    static constexpr std::string_view protocol = protocols::task_keepalive;
+    std::string question_id;
+
+    friend bool operator==(const task_keepalive&, const task_keepalive&) = default;
+};
+
 // Any message. The alternatives are in the order of protocols::all.
-using message = std::variant<discovery_request, discovery_reply, tool_request, tool_reply, task_request, task_event,
-                             task_result, task_error, task_cancel, task_ack>;
+using message =
+    std::variant<discovery_request, discovery_reply, tool_request, tool_reply, task_request, task_event, task_result,
+                 task_error, task_cancel, task_ack, task_question, task_answer, task_keepalive>;
 
 template <class T>
 inline constexpr bool is_message_v = std::is_base_of_v<header, T>&& requires {

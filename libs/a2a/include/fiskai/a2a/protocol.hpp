@@ -27,11 +27,15 @@ inline constexpr std::string_view task_result = "io.choria.fisk-ai.v1.result";
 inline constexpr std::string_view task_error = "io.choria.fisk-ai.v1.error";
 inline constexpr std::string_view task_cancel = "io.choria.fisk-ai.v1.cancel";
 inline constexpr std::string_view task_ack = "io.choria.fisk-ai.v1.ack";
+// The task flow's questions to the caller's human, the answers, and liveness.
+inline constexpr std::string_view task_question = "io.choria.fisk-ai.v1.question";
+inline constexpr std::string_view task_answer = "io.choria.fisk-ai.v1.answer";
+inline constexpr std::string_view task_keepalive = "io.choria.fisk-ai.v1.keepalive";
 
 // Every protocol id, in the order of the `message` variant.
-inline constexpr std::array<std::string_view, 10> all = {
-    discovery_request, discovery_reply, tool_request, tool_reply,  task_request,
-    task_event,        task_result,     task_error,   task_cancel, task_ack,
+inline constexpr std::array<std::string_view, 13> all = {
+    discovery_request, discovery_reply, tool_request, tool_reply,    task_request, task_event,     task_result,
+    task_error,        task_cancel,     task_ack,     task_question, task_answer,  task_keepalive,
 };
 
 }  // namespace protocols
