@@ -341,6 +341,10 @@ TEST_CASE("config: mcp_servers", "[config][serve]") {
         CHECK(parse_error("mcp_servers: [{command: x}]") == "mcp_servers[0].name \"\" is invalid");
         CHECK(parse_error("mcp_servers: [{name: a, command: x}, {name: b.c, command: y}]") ==
               "mcp_servers[1].name \"b.c\" is invalid");
+        const std::string name64(64, 'n');
+        CHECK(lenient("mcp_servers: [{name: " + name64 + ", command: x}]").mcp_servers.at(0).name == name64);
+        CHECK(parse_error("mcp_servers: [{name: " + name64 + "n, command: x}]") ==
+              "mcp_servers[0].name \"" + name64 + "n\" is invalid");
         CHECK(parse_error("mcp_servers: [{name: a, command: x}, {name: a, url: https://h/}]") ==
               "mcp_servers: duplicate name \"a\"");
         CHECK(parse_error("mcp_servers: [{name: a}]") == "mcp_servers[0] needs exactly one of command or url");

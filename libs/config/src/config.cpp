@@ -245,11 +245,14 @@ void prepare_serve(detail::raw_serve& raw, config& c) {
     }
 }
 
+constexpr std::size_t max_mcp_server_name = 64;
+
 void prepare_mcp_servers(std::vector<detail::raw_mcp_server>& raw, config& c) {
     for (std::size_t i = 0; i < raw.size(); ++i) {
         mcp_server server = std::move(raw[i].settings);
         const std::string at = fmt::format("mcp_servers[{}]", i);
-        if (!gocompat::is_valid_name(server.name)) {
+        // The name becomes the trigger tag mcp:<name> and the default tool prefix.
+        if (!gocompat::is_valid_name(server.name, max_mcp_server_name)) {
             throw config_error(fmt::format("{}.name {} is invalid", at, gocompat::quote(server.name)));
         }
         for (const auto& earlier : c.mcp_servers) {
