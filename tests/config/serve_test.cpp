@@ -457,3 +457,13 @@ TEST_CASE("config: credential names of the serve keys", "[config][serve]") {
                   "{name: b, url: https://g/, headers_env: {Authorization: TOK}}]")
               .credential_env_names() == strings{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TOK", "K2"});
 }
+
+TEST_CASE("config: the fuzz seed with every serve key is a valid serve file", "[config][serve]") {
+    const config c =
+        load_file(std::string(FISKAI_SOURCE_DIR) + "/tests/config/fuzz_corpus/serve_full.yaml", mode::serve);
+    CHECK(c.serve.workers == 4);
+    CHECK(c.serve.queue->consumer == "worker-1");
+    CHECK(c.mcp_servers.size() == 2);
+    CHECK(c.warnings == strings{"expose.agent.a2a.prompts.question_timeout 10s is below three keepalive intervals "
+                                "(30s); using 30s"});
+}
