@@ -351,11 +351,11 @@ TEST_CASE("config: credential environment names", "[config][prepare]") {
         strings{"EMBED_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
     CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"  KEY  \"}}}")
               .credential_env_names() == strings{"KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
-    CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"   \"}}}")
-              .credential_env_names() == llm_keys);
+    CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"   \"}}}").credential_env_names() ==
+          llm_keys);
     // Without the vector tier the variable is not a credential this agent uses.
-    CHECK(lenient("harness: {knowledge: {enabled: false, embeddings: {api_key_env: KEY}}}")
-              .credential_env_names() == llm_keys);
+    CHECK(lenient("harness: {knowledge: {enabled: false, embeddings: {api_key_env: KEY}}}").credential_env_names() ==
+          llm_keys);
 }
 
 TEST_CASE("config: memory settings", "[config][prepare]") {

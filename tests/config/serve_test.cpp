@@ -70,8 +70,8 @@ TEST_CASE("config: serve keys default when absent", "[config][serve]") {
 }
 
 TEST_CASE("config: expose.agent serve keys: accepted values", "[config][serve]") {
-    const config c = lenient(
-        "expose: {agent: {workers: 256, work_dir: /var/lib/fisk, drain_timeout: 0s, report_timeout: 1m30s}}\n");
+    const config c =
+        lenient("expose: {agent: {workers: 256, work_dir: /var/lib/fisk, drain_timeout: 0s, report_timeout: 1m30s}}\n");
     CHECK(c.serve.workers == 256);
     CHECK(c.serve.work_dir == "/var/lib/fisk");
     CHECK(c.serve.drain_timeout == 0ns);  // wait forever
@@ -85,7 +85,8 @@ TEST_CASE("config: expose.agent serve keys: refusals", "[config][serve]") {
     CHECK(parse_error("expose: {agent: {workers: 0}}") == "invalid expose.agent.workers 0: must be between 1 and 256");
     CHECK(parse_error("expose: {agent: {workers: 257}}") ==
           "invalid expose.agent.workers 257: must be between 1 and 256");
-    CHECK(parse_error("expose: {agent: {workers: -1}}") == "invalid expose.agent.workers -1: must be between 1 and 256");
+    CHECK(parse_error("expose: {agent: {workers: -1}}") ==
+          "invalid expose.agent.workers -1: must be between 1 and 256");
     CHECK(parse_error("expose: {agent: {workers: two}}") ==
           "parsing config: line 1: expose.agent.workers must be an integer, got \"two\"");
     CHECK(parse_error("expose: {agent: {workers: \"2\"}}") ==
@@ -186,8 +187,7 @@ TEST_CASE("config: expose.agent.queue", "[config][serve]") {
               "parsing config: line 1: expose.agent.queue.max_deliver must be an integer, got \"5.5\"");
         CHECK(parse_error("expose: {agent: {queue: {stream: [a]}}}") ==
               "parsing config: line 1: expose.agent.queue.stream must be a string, got a list");
-        const std::string name_rule =
-            ": a JetStream name must not contain '.', '*', '>', '/', '\\' or whitespace";
+        const std::string name_rule = ": a JetStream name must not contain '.', '*', '>', '/', '\\' or whitespace";
         CHECK(parse_error("expose: {agent: {queue: {stream: fisk.work}}}") ==
               "invalid expose.agent.queue.stream \"fisk.work\"" + name_rule);
         CHECK(parse_error("expose: {agent: {queue: {task_store: \"TASKS >\"}}}") ==
@@ -260,8 +260,9 @@ TEST_CASE("config: expose.agent.slack", "[config][serve]") {
 
 TEST_CASE("config: llm additions", "[config][serve]") {
     SECTION("openai provider: its key variable by default") {
-        const config c = lenient("llm: {provider: openai, base_url: http://127.0.0.1:8080/v1, max_retries: 0, "
-                                 "insecure_http: true}");
+        const config c = lenient(
+            "llm: {provider: openai, base_url: http://127.0.0.1:8080/v1, max_retries: 0, "
+            "insecure_http: true}");
         CHECK(c.llm.provider == "openai");
         CHECK(c.llm.base_url == "http://127.0.0.1:8080/v1");
         CHECK(c.llm.effective_api_key_env() == "OPENAI_API_KEY");
@@ -377,7 +378,8 @@ TEST_CASE("config: mcp_servers", "[config][serve]") {
         CHECK(parse_error("mcp_servers: [{name: a, comand: x}]") ==
               "parsing config: line 1: unknown key \"mcp_servers[0].comand\"; did you mean "
               "\"mcp_servers[0].command\"?");
-        CHECK(parse_error("mcp_servers: {name: a}") == "parsing config: line 1: mcp_servers must be a list, got a mapping");
+        CHECK(parse_error("mcp_servers: {name: a}") ==
+              "parsing config: line 1: mcp_servers must be a list, got a mapping");
     }
 }
 
@@ -398,8 +400,7 @@ TEST_CASE("config: serve mode checks in order", "[config][serve][validate]") {
           need + "harness.sessions.backend jetstream is set");
     CHECK(serve_error("expose: {agent: {slack: {}}}\nharness: {memory: {enabled: true, backend: jetstream}}\n") ==
           need + "harness.memory.backend jetstream is set");
-    CHECK(serve_error("expose: {agent: {slack: {}}}\nremote_tools: [{name: peer}]\n") ==
-          need + "remote_tools is set");
+    CHECK(serve_error("expose: {agent: {slack: {}}}\nremote_tools: [{name: peer}]\n") == need + "remote_tools is set");
     // The first that applies is named.
     CHECK(serve_error("expose: {agent: {queue: {}, a2a: {prompts: {}}}}\nremote_tools: [{name: peer}]\n") ==
           need + "expose.agent.a2a.prompts is set");
@@ -430,10 +431,10 @@ TEST_CASE("config: serve mode warnings", "[config][serve][validate]") {
     CHECK(q.warnings == strings{queue_file_warning});
     const config s = parse(serve_doc("expose: {agent: {slack: {}}}\n"), mode::serve);
     CHECK(s.warnings == strings{slack_file_warning});
-    const config js = parse(
-        serve_doc("nats_context: ngs\nexpose: {agent: {slack: {}, queue: {}}}\nharness: {sessions: {backend: "
-                  "jetstream}}\n"),
-        mode::serve);
+    const config js =
+        parse(serve_doc("nats_context: ngs\nexpose: {agent: {slack: {}, queue: {}}}\nharness: {sessions: {backend: "
+                        "jetstream}}\n"),
+              mode::serve);
     CHECK(js.warnings.empty());
     // Only serve warns about its channels.
     CHECK(lenient("expose: {agent: {slack: {}, queue: {}}}").warnings.empty());

@@ -179,8 +179,8 @@ int prepare_count(std::int64_t value, std::string_view path, int low, int high) 
 
 // A question timeout below three keepalive intervals is raised to them, with a warning:
 // the operator's intent (short questions) is kept as far as the protocol allows.
-std::chrono::nanoseconds floor_question_timeout(std::chrono::nanoseconds d, std::string_view path,
-                                                std::string_view why, std::vector<std::string>& warnings) {
+std::chrono::nanoseconds floor_question_timeout(std::chrono::nanoseconds d, std::string_view path, std::string_view why,
+                                                std::vector<std::string>& warnings) {
     if (d >= min_question_timeout) return d;
     warnings.push_back(fmt::format("{} {} is below {}; using {}", path, gocompat::format_duration(d), why,
                                    gocompat::format_duration(min_question_timeout)));
@@ -195,9 +195,9 @@ void check_jetstream_name(const std::string& name, std::string_view path) {
                std::isspace(static_cast<unsigned char>(ch)) != 0 || static_cast<unsigned char>(ch) < 0x20;
     });
     if (bad) {
-        throw config_error(fmt::format(
-            "invalid {} {}: a JetStream name must not contain '.', '*', '>', '/', '\\' or whitespace", path,
-            gocompat::quote(name)));
+        throw config_error(
+            fmt::format("invalid {} {}: a JetStream name must not contain '.', '*', '>', '/', '\\' or whitespace", path,
+                        gocompat::quote(name)));
     }
 }
 
@@ -235,10 +235,10 @@ void prepare_serve(detail::raw_serve& raw, config& c) {
         trimmed(sl.api_base_url, default_slack_api_base_url);
         sl.channels = normalise_list(sl.channels, false);
         sl.approvers = normalise_list(sl.approvers, false);
-        sl.question_timeout = floor_question_timeout(
-            prepare_duration(raw.slack->question_timeout, "expose.agent.slack.question_timeout",
-                             default_slack_question_timeout),
-            "expose.agent.slack.question_timeout", "the minimum (30s)", c.warnings);
+        sl.question_timeout =
+            floor_question_timeout(prepare_duration(raw.slack->question_timeout, "expose.agent.slack.question_timeout",
+                                                    default_slack_question_timeout),
+                                   "expose.agent.slack.question_timeout", "the minimum (30s)", c.warnings);
         sl.max_admitted =
             prepare_count(raw.slack->max_admitted, "expose.agent.slack.max_admitted", 1, max_slack_max_admitted);
         s.slack = std::move(sl);
@@ -270,10 +270,10 @@ void prepare_mcp_servers(std::vector<detail::raw_mcp_server>& raw, config& c) {
         // Fail closed: MCP tools carry no tags, so a tag filter could never be honoured.
         for (const auto* f : {&server.include, &server.exclude}) {
             if (!f->tags.empty()) {
-                throw config_error(fmt::format("{}.{}.tags cannot be honoured: MCP tools carry no tags; filter by "
-                                               "tool name with {}.tools instead",
-                                               at, f == &server.include ? "include" : "exclude",
-                                               f == &server.include ? "include" : "exclude"));
+                throw config_error(fmt::format(
+                    "{}.{}.tags cannot be honoured: MCP tools carry no tags; filter by "
+                    "tool name with {}.tools instead",
+                    at, f == &server.include ? "include" : "exclude", f == &server.include ? "include" : "exclude"));
             }
         }
         for (const auto& [header, variable] : server.headers_env) {
@@ -281,10 +281,10 @@ void prepare_mcp_servers(std::vector<detail::raw_mcp_server>& raw, config& c) {
                 throw config_error(fmt::format("{}.headers_env.{} names no environment variable", at, header));
             }
         }
-        server.tool_timeout = prepare_positive(raw[i].tool_timeout, at + ".tool_timeout",
-                                               default_mcp_server_tool_timeout);
-        server.startup_timeout = prepare_positive(raw[i].startup_timeout, at + ".startup_timeout",
-                                                  default_mcp_server_startup_timeout);
+        server.tool_timeout =
+            prepare_positive(raw[i].tool_timeout, at + ".tool_timeout", default_mcp_server_tool_timeout);
+        server.startup_timeout =
+            prepare_positive(raw[i].startup_timeout, at + ".startup_timeout", default_mcp_server_startup_timeout);
         c.mcp_servers.push_back(std::move(server));
     }
 }
@@ -325,8 +325,8 @@ config prepare(detail::raw_config raw) {
                 prepare_duration(rp.question_timeout, "expose.agent.a2a.prompts.question_timeout",
                                  default_a2a_question_timeout),
                 "expose.agent.a2a.prompts.question_timeout", "three keepalive intervals (30s)", c.warnings);
-            p.accept_window = prepare_positive(rp.accept_window, "expose.agent.a2a.prompts.accept_window",
-                                               default_a2a_accept_window);
+            p.accept_window =
+                prepare_positive(rp.accept_window, "expose.agent.a2a.prompts.accept_window", default_a2a_accept_window);
         }
         c.a2a = a;
     }
@@ -520,7 +520,8 @@ std::vector<std::string> mode_warnings(const config& c, mode m) {
                 "its session; use harness.sessions.backend: jetstream");
         }
         if (c.slack_channel_enabled() && c.harness.sessions.backend == "file") {
-            out.emplace_back("expose.agent.slack with the file session backend: only one worker may serve this Slack app");
+            out.emplace_back(
+                "expose.agent.slack with the file session backend: only one worker may serve this Slack app");
         }
     }
     if ((m == mode::mcp || m == mode::server) && !c.mcp_servers.empty()) {

@@ -64,8 +64,7 @@ const std::vector<std::pair<std::string_view, key_list>>& schema() {
         {"expose.agent.tools.include", filter_keys},
         {"expose.agent.tools.exclude", filter_keys},
         {"harness",
-         {"human_in_the_loop", "confirm_tags", "tool_timeout", "no_tui", "no_bell", "memory", "sessions",
-          "knowledge"}},
+         {"human_in_the_loop", "confirm_tags", "tool_timeout", "no_tui", "no_bell", "memory", "sessions", "knowledge"}},
         {"harness.human_in_the_loop", {"enabled"}},
         {"harness.memory", {"enabled", "backend", "no_index", "options"}},
         {"harness.sessions", {"backend", "options"}},
@@ -359,12 +358,13 @@ void read(const mapping& m, std::string_view key, std::vector<std::pair<std::str
         const YAML::Node name = it->first;
         const YAML::Node value = it->second;
         const int line = line_of(name) > 0 ? line_of(name) : f->line;
-        if (!name.IsScalar()) fail(line, fmt::format("{}: keys must be plain strings, got {}", f->path, describe(name)));
+        if (!name.IsScalar())
+            fail(line, fmt::format("{}: keys must be plain strings, got {}", f->path, describe(name)));
         const std::string child = join_path(f->path, name.Scalar());
         for (std::size_t i = 0; i < out.size(); ++i) {
             if (out[i].first == name.Scalar()) {
-                fail(line, fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child,
-                                       lines[i]));
+                fail(line,
+                     fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child, lines[i]));
             }
         }
         if (value.IsNull()) {

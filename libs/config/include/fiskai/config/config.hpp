@@ -144,8 +144,8 @@ struct slack_settings {
     std::string app_token_env{default_slack_app_token_env};  // NAMES of environment variables
     std::string bot_token_env{default_slack_bot_token_env};
     std::string api_base_url{default_slack_api_base_url};  // the URL policy is applied at startup
-    std::vector<std::string> channels;                      // channel ids; empty: any the bot is in
-    std::vector<std::string> approvers;                     // user ids
+    std::vector<std::string> channels;                     // channel ids; empty: any the bot is in
+    std::vector<std::string> approvers;                    // user ids
     std::chrono::nanoseconds question_timeout = default_slack_question_timeout;  // floored at 30s
     int max_admitted = default_slack_max_admitted;
 };
@@ -158,8 +158,8 @@ inline constexpr std::chrono::nanoseconds default_report_timeout = std::chrono::
 // The served agent's keys directly under expose.agent, and its queue and Slack channels
 // (the a2a channel is expose.agent.a2a.prompts).
 struct serve_settings {
-    int workers = default_serve_workers;  // runs at once across all channels
-    std::string work_dir;                 // empty: the worker's cwd
+    int workers = default_serve_workers;                             // runs at once across all channels
+    std::string work_dir;                                            // empty: the worker's cwd
     std::chrono::nanoseconds drain_timeout = default_drain_timeout;  // 0: wait forever
     std::chrono::nanoseconds report_timeout = default_report_timeout;
     std::optional<queue_settings> queue;
