@@ -66,7 +66,8 @@ TEST_CASE("config: an empty document decodes to every default", "[config][decode
         CHECK(c.llm.tool_search_allowed());
 
         CHECK(c.warnings.empty());
-        CHECK(c.credential_env_names().empty());
+        // The LLM keys are secrets whichever provider is configured.
+        CHECK(c.credential_env_names() == std::vector<std::string>{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
     }
 }
 
@@ -90,7 +91,7 @@ TEST_CASE("config: unknown keys are rejected at every depth with their full path
         CHECK(parse_error("identity: a\nno_such_key: 1\n") ==
               "parsing config: line 2: unknown key \"no_such_key\" at top level; valid top-level keys are: identity, "
               "application_path, nats_context, system_prompt, include, exclude, global_flags, remote_agents, "
-              "remote_tools, expose, harness, llm");
+              "remote_tools, expose, harness, llm, mcp_servers");
     }
     SECTION("human_in_the_loop written at the top level belongs under harness") {
         CHECK(parse_error("human_in_the_loop:\n  enabled: true\n") ==
@@ -120,7 +121,7 @@ TEST_CASE("config: unknown keys are rejected at every depth with their full path
     SECTION("no transport key in expose.agent.a2a") {
         CHECK(parse_error("expose: {agent: {a2a: {serve_tools: true, transport: nats}}}") ==
               "parsing config: line 1: unknown key \"expose.agent.a2a.transport\"; valid keys in expose.agent.a2a "
-              "are: serve_tools, max_concurrent_tools, tool_timeout");
+              "are: serve_tools, max_concurrent_tools, tool_timeout, prompts");
     }
     SECTION("inside a remote host filter") {
         CHECK(parse_error("remote_tools:\n  - name: a\n  - name: b\n    include:\n      bogus: [x]\n") ==

@@ -49,6 +49,36 @@ void check_accepted(const config& c, mode m, std::string_view text) {
     }
     if (c.mcp) check_limits(c.mcp->limits, "expose.agent.mcp", text);
     if (c.a2a) check_limits(c.a2a->limits, "expose.agent.a2a", text);
+    const auto& serve = c.serve;
+    if (serve.workers < 1 || serve.workers > max_serve_workers)
+        fail("accepted expose.agent.workers out of range", text);
+    if (serve.drain_timeout < std::chrono::nanoseconds::zero() ||
+        serve.report_timeout <= std::chrono::nanoseconds::zero())
+        fail("accepted a negative drain_timeout or a non-positive report_timeout", text);
+    if (c.a2a && c.a2a->prompts &&
+        (c.a2a->prompts->question_timeout < min_question_timeout ||
+         c.a2a->prompts->accept_window <= std::chrono::nanoseconds::zero()))
+        fail("accepted an a2a question_timeout below the floor or a non-positive accept_window", text);
+    if (serve.queue && (serve.queue->ack_wait < min_queue_ack_wait || serve.queue->max_deliver < 1 ||
+                        serve.queue->max_deliver > max_queue_max_deliver || serve.queue->consumer.empty()))
+        fail("accepted queue settings out of range", text);
+    if (serve.slack && (serve.slack->question_timeout < min_question_timeout || serve.slack->max_admitted < 1 ||
+                        serve.slack->max_admitted > max_slack_max_admitted))
+        fail("accepted slack settings out of range", text);
+    if (c.llm.max_retries < 0 || c.llm.max_retries > max_llm_max_retries)
+        fail("accepted llm.max_retries out of range", text);
+    for (std::size_t i = 0; i < c.mcp_servers.size(); ++i) {
+        const auto& server = c.mcp_servers[i];
+        if (!fiskai::gocompat::is_valid_name(server.name, 64)) fail("accepted an invalid mcp_servers name", text);
+        if (server.command.empty() == server.url.empty())
+            fail("accepted mcp_servers without exactly one transport", text);
+        if (!server.include.tags.empty() || !server.exclude.tags.empty()) fail("accepted mcp_servers tags", text);
+        for (std::size_t j = 0; j < i; ++j) {
+            if (c.mcp_servers[j].name == server.name) fail("accepted duplicate mcp_servers names", text);
+        }
+    }
+    if (m == mode::serve && !c.a2a_channel_enabled() && !c.queue_channel_enabled() && !c.slack_channel_enabled())
+        fail("serve mode accepted a config with nothing to serve", text);
     if (m == mode::mcp && !c.mcp) fail("mcp mode accepted a config without expose.agent.mcp", text);
     if (m == mode::server && !c.a2a_serving_enabled()) fail("server mode accepted a config that does not serve", text);
     // Validation is a pure function of the prepared config: it must accept it again.

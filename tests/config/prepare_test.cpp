@@ -342,19 +342,20 @@ harness:
 }
 
 TEST_CASE("config: credential environment names", "[config][prepare]") {
-    CHECK(lenient("harness: {knowledge: {enabled: true}}").credential_env_names().empty());
+    // The LLM keys are always named: a key in the environment is a secret whichever
+    // provider the file selects.
+    const strings llm_keys{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
+    CHECK(lenient("harness: {knowledge: {enabled: true}}").credential_env_names() == llm_keys);
     CHECK(
         lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: EMBED_KEY}}}").credential_env_names() ==
-        strings{"EMBED_KEY"});
+        strings{"EMBED_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
     CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"  KEY  \"}}}")
-              .credential_env_names() == strings{"KEY"});
-    CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"   \"}}}")
-              .credential_env_names()
-              .empty());
+              .credential_env_names() == strings{"KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
+    CHECK(lenient("harness: {knowledge: {enabled: true, embeddings: {api_key_env: \"   \"}}}").credential_env_names() ==
+          llm_keys);
     // Without the vector tier the variable is not a credential this agent uses.
-    CHECK(lenient("harness: {knowledge: {enabled: false, embeddings: {api_key_env: KEY}}}")
-              .credential_env_names()
-              .empty());
+    CHECK(lenient("harness: {knowledge: {enabled: false, embeddings: {api_key_env: KEY}}}").credential_env_names() ==
+          llm_keys);
 }
 
 TEST_CASE("config: memory settings", "[config][prepare]") {

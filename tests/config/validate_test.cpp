@@ -48,7 +48,7 @@ constexpr std::string_view complete = R"(application_path: /usr/bin/nats
 nats_context: ngs
 system_prompt: hi
 llm: {model: m}
-expose: {agent: {mcp: {}, a2a: {serve_tools: true}}}
+expose: {agent: {mcp: {}, a2a: {serve_tools: true, prompts: {}}}}
 )";
 
 struct temp_file {
@@ -203,12 +203,6 @@ TEST_CASE("config: server mode: a2a serving, then application_path, then nats_co
     CHECK(c.identity == "app");
 }
 
-TEST_CASE("config: serve mode validates like server but requires nothing of a2a", "[config][validate]") {
-    CHECK(parse_error("", mode::serve) == app_required);
-    CHECK(parse_error("application_path: /bin/app\n", mode::serve) == "nats_context is required for the a2a server");
-    CHECK(parse_error("application_path: /bin/app\nnats_context: ngs\n", mode::serve) == "<no error>");
-}
-
 TEST_CASE("config: lenient mode runs only the shared checks", "[config][validate]") {
     CHECK(parse_error("", mode::lenient) == "<no error>");
     CHECK(parse_error("remote_tools: [{name: peer}]\n", mode::lenient) == "<no error>");
@@ -221,7 +215,9 @@ TEST_CASE("config: validate_for_mode can be called again on a parsed config", "[
     CHECK(validate_error(c, mode::lenient) == "<no error>");
     CHECK(validate_error(c, mode::mcp) == mcp_not_enabled);
     CHECK(validate_error(c, mode::server) == a2a_not_enabled);
-    CHECK(validate_error(c, mode::serve) == app_required);
+    CHECK(validate_error(c, mode::serve) ==
+          "fisk-ai-serve has nothing to serve: add expose.agent.a2a.prompts, expose.agent.queue or "
+          "expose.agent.slack to the config");
 }
 
 TEST_CASE("config: the annotated example parses to the documented values", "[config][validate]") {
@@ -288,7 +284,7 @@ TEST_CASE("config: the annotated example parses to the documented values", "[con
     CHECK(k.embeddings->timeout == 30s);
     CHECK(k.embeddings->query_prefix.empty());
     CHECK(k.embeddings->document_prefix.empty());
-    CHECK(c.credential_env_names() == strings{"EMBED_KEY"});
+    CHECK(c.credential_env_names() == strings{"EMBED_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"});
 
     CHECK(c.llm.model == "claude-sonnet-4-6");
     CHECK(c.llm.provider == "anthropic");

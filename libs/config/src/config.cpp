@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <system_error>
 
@@ -140,6 +141,154 @@ void prepare_embeddings_timeout(embeddings_settings& emb, const std::string& raw
     }
 }
 
+// A Go duration under `path`; empty text keeps `fallback`.
+std::chrono::nanoseconds prepare_duration(const std::string& raw, std::string_view path,
+                                          std::chrono::nanoseconds fallback) {
+    if (raw.empty()) return fallback;
+    try {
+        return gocompat::parse_duration(raw);
+    } catch (const gocompat::duration_error& e) {
+        throw config_error(fmt::format("invalid {} {}: {}", path, gocompat::quote(raw), e.what()));
+    }
+}
+
+std::chrono::nanoseconds prepare_non_negative(const std::string& raw, std::string_view path,
+                                              std::chrono::nanoseconds fallback) {
+    const auto d = prepare_duration(raw, path, fallback);
+    if (d < std::chrono::nanoseconds::zero()) {
+        throw config_error(fmt::format("invalid {} {}: must not be negative", path, gocompat::quote(raw)));
+    }
+    return d;
+}
+
+std::chrono::nanoseconds prepare_positive(const std::string& raw, std::string_view path,
+                                          std::chrono::nanoseconds fallback) {
+    const auto d = prepare_duration(raw, path, fallback);
+    if (d <= std::chrono::nanoseconds::zero()) {
+        throw config_error(fmt::format("invalid {} {}: must be positive", path, gocompat::quote(raw)));
+    }
+    return d;
+}
+
+int prepare_count(std::int64_t value, std::string_view path, int low, int high) {
+    if (value < low || value > high) {
+        throw config_error(fmt::format("invalid {} {}: must be between {} and {}", path, value, low, high));
+    }
+    return static_cast<int>(value);
+}
+
+// A question timeout below three keepalive intervals is raised to them, with a warning:
+// the operator's intent (short questions) is kept as far as the protocol allows.
+std::chrono::nanoseconds floor_question_timeout(std::chrono::nanoseconds d, std::string_view path, std::string_view why,
+                                                std::vector<std::string>& warnings) {
+    if (d >= min_question_timeout) return d;
+    warnings.push_back(fmt::format("{} {} is below {}; using {}", path, gocompat::format_duration(d), why,
+                                   gocompat::format_duration(min_question_timeout)));
+    return min_question_timeout;
+}
+
+// Stream, bucket and consumer names become subjects and API paths on the broker; a name
+// the broker would refuse is refused here, naming the key, rather than at the first use.
+void check_jetstream_name(const std::string& name, std::string_view path) {
+    const bool bad = std::any_of(name.begin(), name.end(), [](char ch) {
+        return ch == '.' || ch == '*' || ch == '>' || ch == '/' || ch == '\\' ||
+               std::isspace(static_cast<unsigned char>(ch)) != 0 || static_cast<unsigned char>(ch) < 0x20;
+    });
+    if (bad) {
+        throw config_error(
+            fmt::format("invalid {} {}: a JetStream name must not contain '.', '*', '>', '/', '\\' or whitespace", path,
+                        gocompat::quote(name)));
+    }
+}
+
+void prepare_serve(detail::raw_serve& raw, config& c) {
+    serve_settings& s = c.serve;
+    s.workers = prepare_count(raw.workers, "expose.agent.workers", 1, max_serve_workers);
+    s.drain_timeout = prepare_non_negative(raw.drain_timeout, "expose.agent.drain_timeout", default_drain_timeout);
+    s.report_timeout = prepare_positive(raw.report_timeout, "expose.agent.report_timeout", default_report_timeout);
+    if (raw.queue) {
+        queue_settings q = std::move(raw.queue->settings);
+        if (q.stream.empty()) q.stream = default_queue_stream;
+        if (q.task_store.empty()) q.task_store = default_queue_task_store;
+        if (q.consumer.empty()) q.consumer = c.identity;
+        check_jetstream_name(q.stream, "expose.agent.queue.stream");
+        check_jetstream_name(q.task_store, "expose.agent.queue.task_store");
+        check_jetstream_name(q.consumer, "expose.agent.queue.consumer");
+        q.ack_wait = prepare_duration(raw.queue->ack_wait, "expose.agent.queue.ack_wait", default_queue_ack_wait);
+        if (q.ack_wait < min_queue_ack_wait) {
+            throw config_error(fmt::format("invalid expose.agent.queue.ack_wait {}: must be at least {}",
+                                           gocompat::quote(raw.queue->ack_wait),
+                                           gocompat::format_duration(min_queue_ack_wait)));
+        }
+        q.max_deliver =
+            prepare_count(raw.queue->max_deliver, "expose.agent.queue.max_deliver", 1, max_queue_max_deliver);
+        s.queue = std::move(q);
+    }
+    if (raw.slack) {
+        slack_settings sl = std::move(raw.slack->settings);
+        const auto trimmed = [](std::string& v, std::string_view fallback) {
+            v = std::string(gocompat::trim_space(v));
+            if (v.empty()) v = fallback;
+        };
+        trimmed(sl.app_token_env, default_slack_app_token_env);
+        trimmed(sl.bot_token_env, default_slack_bot_token_env);
+        trimmed(sl.api_base_url, default_slack_api_base_url);
+        sl.channels = normalise_list(sl.channels, false);
+        sl.approvers = normalise_list(sl.approvers, false);
+        sl.question_timeout =
+            floor_question_timeout(prepare_duration(raw.slack->question_timeout, "expose.agent.slack.question_timeout",
+                                                    default_slack_question_timeout),
+                                   "expose.agent.slack.question_timeout", "the minimum (30s)", c.warnings);
+        sl.max_admitted =
+            prepare_count(raw.slack->max_admitted, "expose.agent.slack.max_admitted", 1, max_slack_max_admitted);
+        s.slack = std::move(sl);
+    }
+}
+
+constexpr std::size_t max_mcp_server_name = 64;
+
+void prepare_mcp_servers(std::vector<detail::raw_mcp_server>& raw, config& c) {
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        mcp_server server = std::move(raw[i].settings);
+        const std::string at = fmt::format("mcp_servers[{}]", i);
+        // The name becomes the trigger tag mcp:<name> and the default tool prefix.
+        if (!gocompat::is_valid_name(server.name, max_mcp_server_name)) {
+            throw config_error(fmt::format("{}.name {} is invalid", at, gocompat::quote(server.name)));
+        }
+        for (const auto& earlier : c.mcp_servers) {
+            if (earlier.name == server.name) {
+                throw config_error(fmt::format("mcp_servers: duplicate name {}", gocompat::quote(server.name)));
+            }
+        }
+        if (server.command.empty() == server.url.empty()) {
+            throw config_error(fmt::format("{} needs exactly one of command or url", at));
+        }
+        if (!server.alias.empty() && !gocompat::is_valid_name(server.alias)) {
+            throw config_error(fmt::format("{}.alias {} is invalid: {} (it prefixes the server's tool names)", at,
+                                           gocompat::quote(server.alias), identity_rule));
+        }
+        // Fail closed: MCP tools carry no tags, so a tag filter could never be honoured.
+        for (const auto* f : {&server.include, &server.exclude}) {
+            if (!f->tags.empty()) {
+                throw config_error(fmt::format(
+                    "{}.{}.tags cannot be honoured: MCP tools carry no tags; filter by "
+                    "tool name with {}.tools instead",
+                    at, f == &server.include ? "include" : "exclude", f == &server.include ? "include" : "exclude"));
+            }
+        }
+        for (const auto& [header, variable] : server.headers_env) {
+            if (gocompat::trim_space(variable).empty()) {
+                throw config_error(fmt::format("{}.headers_env.{} names no environment variable", at, header));
+            }
+        }
+        server.tool_timeout =
+            prepare_positive(raw[i].tool_timeout, at + ".tool_timeout", default_mcp_server_tool_timeout);
+        server.startup_timeout =
+            prepare_positive(raw[i].startup_timeout, at + ".startup_timeout", default_mcp_server_startup_timeout);
+        c.mcp_servers.push_back(std::move(server));
+    }
+}
+
 // Defaults, normalisation and duration parsing, in the original's order (A.2): the first
 // failure wins, so a file with several mistakes reports the same one in both ports.
 config prepare(detail::raw_config raw) {
@@ -168,8 +317,23 @@ config prepare(detail::raw_config raw) {
         a2a_settings a;
         a.serve_tools = raw.a2a->serve_tools;
         a.limits = prepare_limits(raw.a2a->limits, "expose.agent.a2a");
+        if (raw.a2a->prompts) {
+            const auto& rp = *raw.a2a->prompts;
+            a2a_prompts_settings& p = a.prompts.emplace();
+            p.elicitation = rp.elicitation;
+            p.question_timeout = floor_question_timeout(
+                prepare_duration(rp.question_timeout, "expose.agent.a2a.prompts.question_timeout",
+                                 default_a2a_question_timeout),
+                "expose.agent.a2a.prompts.question_timeout", "three keepalive intervals (30s)", c.warnings);
+            p.accept_window =
+                prepare_positive(rp.accept_window, "expose.agent.a2a.prompts.accept_window", default_a2a_accept_window);
+        }
         c.a2a = a;
     }
+    prepare_serve(raw.serve, c);
+    prepare_mcp_servers(raw.mcp_servers, c);
+    c.harness.tool_timeout = prepare_non_negative(raw.harness_tool_timeout, "harness.tool_timeout", {});
+    c.llm.max_retries = prepare_count(raw.llm_max_retries, "llm.max_retries", 0, max_llm_max_retries);
     prepare_budget(c.llm.budget, raw.call_timeout);
     if (c.harness.knowledge.embeddings && raw.embeddings_timeout) {
         prepare_embeddings_timeout(*c.harness.knowledge.embeddings, *raw.embeddings_timeout);
@@ -278,15 +442,95 @@ std::string config::knowledge_directory() const {
     return "knowledge/" + identity;
 }
 
+std::string llm_settings::effective_api_key_env() const {
+    const std::string_view name = gocompat::trim_space(api_key_env);
+    if (!name.empty()) return std::string(name);
+    return provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+}
+
 std::vector<std::string> config::credential_env_names() const {
     std::vector<std::string> out;
-    if (!harness.knowledge.vector_tier()) return out;
-    const std::string_view name = gocompat::trim_space(harness.knowledge.embeddings->api_key_env);
-    if (!name.empty()) out.emplace_back(name);
+    const auto add = [&out](std::string_view raw) {
+        const std::string_view name = gocompat::trim_space(raw);
+        if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
+    };
+    if (harness.knowledge.vector_tier()) add(harness.knowledge.embeddings->api_key_env);
+    add(llm.effective_api_key_env());
+    // Named even when another provider is configured: a key in the environment is a
+    // secret whichever provider the file selects.
+    add("OPENAI_API_KEY");
+    if (serve.slack) {
+        add(serve.slack->app_token_env);
+        add(serve.slack->bot_token_env);
+    }
+    for (const auto& server : mcp_servers) {
+        for (const auto& header : server.headers_env) add(header.second);
+    }
     return out;
 }
 
-void validate_for_mode(const config& c, mode m) {
+namespace {
+
+// fisk-ai-serve (§10), after the shared checks; the first failure is thrown.
+void validate_serve(const config& c, const mode_options& options) {
+    if (c.llm.model.empty()) throw config_error("llm.model is required");
+    if (c.system_prompt.empty()) throw config_error("system_prompt is required for fisk-ai-serve");
+    if (!c.a2a_channel_enabled() && !c.queue_channel_enabled() && !c.slack_channel_enabled()) {
+        throw config_error(
+            "fisk-ai-serve has nothing to serve: add expose.agent.a2a.prompts, expose.agent.queue or "
+            "expose.agent.slack to the config");
+    }
+    if (c.nats_context.empty()) {
+        // The embedded broker carries the a2a keys only; the queue and the JetStream stores
+        // need the production broker's storage.
+        const bool a2a_waived = options.embedded_broker;
+        const char* needing = nullptr;
+        if (c.a2a_channel_enabled() && !a2a_waived) {
+            needing = "expose.agent.a2a.prompts";
+        } else if (c.queue_channel_enabled()) {
+            needing = "expose.agent.queue";
+        } else if (c.a2a_serving_enabled() && !a2a_waived) {
+            needing = "expose.agent.a2a.serve_tools";
+        } else if (c.harness.sessions.backend == "jetstream") {
+            needing = "harness.sessions.backend jetstream";
+        } else if (c.harness.memory.enabled && c.harness.memory.backend == "jetstream") {
+            needing = "harness.memory.backend jetstream";
+        } else if (!c.remote_tools.empty()) {
+            needing = "remote_tools";
+        }
+        if (needing != nullptr) {
+            throw config_error(fmt::format("nats_context is required for fisk-ai-serve when {} is set", needing));
+        }
+    }
+    if (c.a2a_serving_enabled() && c.application_path.empty()) {
+        throw config_error(
+            "application_path is required for the a2a server: a2a serves the wrapped application's tools and cannot "
+            "serve the built-in tools");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> mode_warnings(const config& c, mode m) {
+    std::vector<std::string> out;
+    if (m == mode::serve) {
+        if (c.queue_channel_enabled() && c.harness.sessions.backend == "file") {
+            out.emplace_back(
+                "expose.agent.queue with the file session backend: a job redelivered to another host cannot resume "
+                "its session; use harness.sessions.backend: jetstream");
+        }
+        if (c.slack_channel_enabled() && c.harness.sessions.backend == "file") {
+            out.emplace_back(
+                "expose.agent.slack with the file session backend: only one worker may serve this Slack app");
+        }
+    }
+    if ((m == mode::mcp || m == mode::server) && !c.mcp_servers.empty()) {
+        out.emplace_back("mcp_servers has no effect on fisk-ai-mcp and fisk-ai-a2a serve");
+    }
+    return out;
+}
+
+void validate_for_mode(const config& c, mode m, const mode_options& options) {
     // Shared by every mode (A.14 steps 2-4).
     if (!c.global_flags.empty() && c.application_path.empty()) {
         throw config_error(
@@ -310,7 +554,7 @@ void validate_for_mode(const config& c, mode m) {
             }
             require_server_basics(c);
             return;
-        case mode::serve: require_server_basics(c); return;
+        case mode::serve: validate_serve(c, options); return;
         case mode::mcp:
             if (!c.mcp) {
                 throw config_error(
@@ -333,13 +577,16 @@ void validate_for_mode(const config& c, mode m) {
     }
 }
 
-config parse(std::string_view yaml_text, mode m) {
+config parse(std::string_view yaml_text, mode m, const mode_options& options) {
     config c = prepare(detail::decode(yaml_text));
-    validate_for_mode(c, m);
+    validate_for_mode(c, m, options);
+    for (auto& w : mode_warnings(c, m)) c.warnings.push_back(std::move(w));
     return c;
 }
 
-config load_file(const std::string& path, mode m) { return parse(read_whole_file(path), m); }
+config load_file(const std::string& path, mode m, const mode_options& options) {
+    return parse(read_whole_file(path), m, options);
+}
 
 void apply_state_dir(config& c, std::string_view dir) {
     if (dir.empty()) return;

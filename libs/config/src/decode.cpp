@@ -41,7 +41,7 @@ const std::vector<std::pair<std::string_view, key_list>>& schema() {
     static const std::vector<std::pair<std::string_view, key_list>> table{
         {"",
          {"identity", "application_path", "nats_context", "system_prompt", "include", "exclude", "global_flags",
-          "remote_agents", "remote_tools", "expose", "harness", "llm"}},
+          "remote_agents", "remote_tools", "expose", "harness", "llm", "mcp_servers"}},
         {"include", filter_keys},
         {"exclude", filter_keys},
         {"remote_agents[]", {"name", "alias"}},
@@ -49,24 +49,38 @@ const std::vector<std::pair<std::string_view, key_list>>& schema() {
         {"remote_tools[].include", filter_keys},
         {"remote_tools[].exclude", filter_keys},
         {"expose", {"agent"}},
-        {"expose.agent", {"mcp", "a2a", "tools"}},
+        {"expose.agent",
+         {"mcp", "a2a", "tools", "workers", "work_dir", "drain_timeout", "report_timeout", "queue", "slack"}},
         {"expose.agent.mcp",
          {"port", "address", "instructions", "confirm_over_mcp", "builtins", "max_concurrent_tools", "tool_timeout",
           "serve_remote_tools", "allowed_origins", "max_connections"}},
-        {"expose.agent.a2a", {"serve_tools", "max_concurrent_tools", "tool_timeout"}},
+        {"expose.agent.a2a", {"serve_tools", "max_concurrent_tools", "tool_timeout", "prompts"}},
+        {"expose.agent.a2a.prompts", {"elicitation", "question_timeout", "accept_window"}},
+        {"expose.agent.queue", {"stream", "task_store", "consumer", "ack_wait", "max_deliver"}},
+        {"expose.agent.slack",
+         {"app_token_env", "bot_token_env", "api_base_url", "channels", "approvers", "question_timeout",
+          "max_admitted"}},
         {"expose.agent.tools", {"include", "exclude"}},
         {"expose.agent.tools.include", filter_keys},
         {"expose.agent.tools.exclude", filter_keys},
-        {"harness", {"human_in_the_loop", "confirm_tags", "no_tui", "no_bell", "memory", "sessions", "knowledge"}},
+        {"harness",
+         {"human_in_the_loop", "confirm_tags", "tool_timeout", "no_tui", "no_bell", "memory", "sessions", "knowledge"}},
         {"harness.human_in_the_loop", {"enabled"}},
         {"harness.memory", {"enabled", "backend", "no_index", "options"}},
         {"harness.sessions", {"backend", "options"}},
         {"harness.knowledge", {"enabled", "paths", "directory", "top_k", "max_injected_tokens", "embeddings"}},
         {"harness.knowledge.embeddings",
          {"base_url", "model", "api_key_env", "timeout", "query_prefix", "document_prefix"}},
-        {"llm", {"model", "provider", "budget", "thinking", "no_prompt_cache", "no_tool_search"}},
+        {"llm",
+         {"model", "provider", "base_url", "api_key_env", "max_retries", "insecure_http", "budget", "thinking",
+          "no_prompt_cache", "no_tool_search"}},
         {"llm.budget", {"max_tokens", "max_output_tokens", "max_iterations", "call_timeout"}},
         {"llm.thinking", {"enabled"}},
+        {"mcp_servers[]",
+         {"name", "command", "args", "work_dir", "env", "env_passthrough", "url", "headers_env", "alias", "include",
+          "exclude", "confirm", "tool_timeout", "startup_timeout"}},
+        {"mcp_servers[].include", filter_keys},
+        {"mcp_servers[].exclude", filter_keys},
     };
     return table;
 }
@@ -331,6 +345,39 @@ void read(const mapping& m, std::string_view key, std::vector<std::string>& out)
     }
 }
 
+// A mapping of free names to strings (mcp_servers[].env, headers_env): any key, each once,
+// each value a scalar; kept in file order.
+void read(const mapping& m, std::string_view key, std::vector<std::pair<std::string, std::string>>& out) {
+    const field* f = m.get(key);
+    if (f == nullptr || f->value.IsNull()) return;
+    const YAML::Node& v = f->value;
+    if (!v.IsMap()) wrong_type(f->line, f->path, "a mapping of names to strings", v);
+    out.clear();
+    std::vector<int> lines;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const YAML::Node name = it->first;
+        const YAML::Node value = it->second;
+        const int line = line_of(name) > 0 ? line_of(name) : f->line;
+        if (!name.IsScalar())
+            fail(line, fmt::format("{}: keys must be plain strings, got {}", f->path, describe(name)));
+        const std::string child = join_path(f->path, name.Scalar());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            if (out[i].first == name.Scalar()) {
+                fail(line,
+                     fmt::format("duplicate key \"{}\" (first set on line {}); remove one of them", child, lines[i]));
+            }
+        }
+        if (value.IsNull()) {
+            out.emplace_back(name.Scalar(), std::string());
+        } else if (value.IsScalar()) {
+            out.emplace_back(name.Scalar(), value.Scalar());
+        } else {
+            wrong_type(line, child, "a string", value);
+        }
+        lines.push_back(line);
+    }
+}
+
 void read(const mapping& m, std::string_view key, std::string_view pattern, filter& out) {
     const field* f = m.get(key);
     if (f == nullptr) return;
@@ -548,6 +595,39 @@ void read_expose(const mapping& top, raw_config& raw) {
         raw_a2a& out = raw.a2a.emplace();
         read(a2a, "serve_tools", out.serve_tools);
         read_limits(a2a, out.limits);
+        // Present even when null, as for the other blocks: the key enables the channel.
+        if (const field* p = a2a.get("prompts")) {
+            const mapping prompts(p->value, p->path, "expose.agent.a2a.prompts", p->line);
+            raw_a2a_prompts& po = out.prompts.emplace();
+            read(prompts, "elicitation", po.elicitation);
+            read(prompts, "question_timeout", po.question_timeout);
+            read(prompts, "accept_window", po.accept_window);
+        }
+    }
+    raw_serve& serve = raw.serve;
+    read_int(agent, "workers", serve.workers);
+    read(agent, "work_dir", raw.cfg.serve.work_dir);
+    read(agent, "drain_timeout", serve.drain_timeout);
+    read(agent, "report_timeout", serve.report_timeout);
+    if (const field* f = agent.get("queue")) {
+        const mapping queue(f->value, f->path, "expose.agent.queue", f->line);
+        raw_queue& out = serve.queue.emplace();
+        read(queue, "stream", out.settings.stream);
+        read(queue, "task_store", out.settings.task_store);
+        read(queue, "consumer", out.settings.consumer);
+        read(queue, "ack_wait", out.ack_wait);
+        read_int(queue, "max_deliver", out.max_deliver);
+    }
+    if (const field* f = agent.get("slack")) {
+        const mapping slack(f->value, f->path, "expose.agent.slack", f->line);
+        raw_slack& out = serve.slack.emplace();
+        read(slack, "app_token_env", out.settings.app_token_env);
+        read(slack, "bot_token_env", out.settings.bot_token_env);
+        read(slack, "api_base_url", out.settings.api_base_url);
+        read(slack, "channels", out.settings.channels);
+        read(slack, "approvers", out.settings.approvers);
+        read(slack, "question_timeout", out.question_timeout);
+        read_int(slack, "max_admitted", out.max_admitted);
     }
     if (const field* f = agent.get("tools")) {
         const mapping tools(f->value, f->path, "expose.agent.tools", f->line);
@@ -567,6 +647,7 @@ void read_harness(const mapping& top, raw_config& raw) {
         read(hitl, "enabled", out.human_in_the_loop_enabled);
     }
     read(harness, "confirm_tags", out.confirm_tags);
+    read(harness, "tool_timeout", raw.harness_tool_timeout);
     read(harness, "no_tui", out.no_tui);
     read(harness, "no_bell", out.no_bell);
     if (const field* f = harness.get("memory")) {
@@ -610,6 +691,10 @@ void read_llm(const mapping& top, raw_config& raw) {
     llm_settings& out = raw.cfg.llm;
     read(llm, "model", out.model);
     read(llm, "provider", out.provider);
+    read(llm, "base_url", out.base_url);
+    read(llm, "api_key_env", out.api_key_env);
+    read_int(llm, "max_retries", raw.llm_max_retries);
+    read(llm, "insecure_http", out.insecure_http);
     if (const field* f = llm.get("budget")) {
         const mapping budget(f->value, f->path, "llm.budget", f->line);
         read_int(budget, "max_tokens", out.budget.max_tokens);
@@ -657,6 +742,24 @@ raw_config decode(std::string_view yaml_text) {
             read(m, "alias", host.alias);
             read(m, "include", "remote_tools[].include", host.include);
             read(m, "exclude", "remote_tools[].exclude", host.exclude);
+        });
+        read_list_of_mappings(top, "mcp_servers", "mcp_servers[]", [&](const mapping& m) {
+            raw_mcp_server& entry = raw.mcp_servers.emplace_back();
+            mcp_server& server = entry.settings;
+            read(m, "name", server.name);
+            read(m, "command", server.command);
+            read(m, "args", server.args);
+            read(m, "work_dir", server.work_dir);
+            read(m, "env", server.env);
+            read(m, "env_passthrough", server.env_passthrough);
+            read(m, "url", server.url);
+            read(m, "headers_env", server.headers_env);
+            read(m, "alias", server.alias);
+            read(m, "include", "mcp_servers[].include", server.include);
+            read(m, "exclude", "mcp_servers[].exclude", server.exclude);
+            read(m, "confirm", server.confirm);
+            read(m, "tool_timeout", entry.tool_timeout);
+            read(m, "startup_timeout", entry.startup_timeout);
         });
         read_expose(top, raw);
         read_harness(top, raw);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fiskai::config {
@@ -19,7 +20,7 @@ enum class mode {
     agent,   // `run`: needs llm.model, and a prompt unless expose.agent.mcp is present
     mcp,     // `fisk-ai-mcp`: needs the expose.agent.mcp block
     server,  // `fisk-ai-a2a serve`: needs a2a.serve_tools, application_path, nats_context
-    serve,   // `fisk-ai-serve`: validated like server for now, but requires nothing of a2a
+    serve,   // `fisk-ai-serve`: needs llm.model, system_prompt and at least one channel
     // `info` and `discover`: only the shared checks. The Go original used mcp mode here, but
     // mcp mode now insists on the expose.agent.mcp block, which info must not require.
     lenient,
@@ -91,10 +92,102 @@ struct mcp_settings {
     static constexpr int max_connections_ceiling = 65536;
 };
 
-// expose.agent.a2a. Only serve_tools enables serving; the limits tune it.
+inline constexpr std::chrono::nanoseconds default_a2a_question_timeout = std::chrono::minutes{5};
+inline constexpr std::chrono::nanoseconds default_a2a_accept_window = std::chrono::seconds{60};
+// Three keepalive intervals: a shorter question timeout would close a question before a
+// caller that is alive could prove it.
+inline constexpr std::chrono::nanoseconds min_question_timeout = std::chrono::seconds{30};
+
+// expose.agent.a2a.prompts: its presence enables the a2a channel (task requests).
+struct a2a_prompts_settings {
+    bool elicitation = false;  // supplies a prompter: questions travel over a2a
+    std::chrono::nanoseconds question_timeout = default_a2a_question_timeout;  // floored at 30s
+    // A request whose header time is older than this is refused as expired.
+    std::chrono::nanoseconds accept_window = default_a2a_accept_window;
+};
+
+// expose.agent.a2a. serve_tools enables tool serving; the limits tune it; prompts enables
+// the served agent's a2a channel.
 struct a2a_settings {
     bool serve_tools = false;
     server_limits limits;
+    std::optional<a2a_prompts_settings> prompts;
+};
+
+inline constexpr std::string_view default_queue_stream = "FISK_WORK";
+inline constexpr std::string_view default_queue_task_store = "FISK_TASKS";
+inline constexpr std::chrono::nanoseconds default_queue_ack_wait = std::chrono::seconds{30};
+inline constexpr std::chrono::nanoseconds min_queue_ack_wait = std::chrono::seconds{3};
+inline constexpr int default_queue_max_deliver = 5;
+inline constexpr int max_queue_max_deliver = 100;
+
+// expose.agent.queue: its presence enables the queue channel. Names only: the operator
+// creates the stream, the bucket and the consumer; ack_wait and max_deliver are the values
+// the worker expects to find on the consumer.
+struct queue_settings {
+    std::string stream{default_queue_stream};
+    std::string task_store{default_queue_task_store};
+    std::string consumer;  // defaults to the identity
+    std::chrono::nanoseconds ack_wait = default_queue_ack_wait;
+    int max_deliver = default_queue_max_deliver;
+};
+
+inline constexpr std::string_view default_slack_app_token_env = "SLACK_APP_TOKEN";
+inline constexpr std::string_view default_slack_bot_token_env = "SLACK_BOT_TOKEN";
+inline constexpr std::string_view default_slack_api_base_url = "https://slack.com/api";
+inline constexpr std::chrono::nanoseconds default_slack_question_timeout = std::chrono::minutes{10};
+inline constexpr int default_slack_max_admitted = 64;
+inline constexpr int max_slack_max_admitted = 1024;
+
+// expose.agent.slack: its presence enables the Slack channel.
+struct slack_settings {
+    std::string app_token_env{default_slack_app_token_env};  // NAMES of environment variables
+    std::string bot_token_env{default_slack_bot_token_env};
+    std::string api_base_url{default_slack_api_base_url};  // the URL policy is applied at startup
+    std::vector<std::string> channels;                     // channel ids; empty: any the bot is in
+    std::vector<std::string> approvers;                    // user ids
+    std::chrono::nanoseconds question_timeout = default_slack_question_timeout;  // floored at 30s
+    int max_admitted = default_slack_max_admitted;
+};
+
+inline constexpr int default_serve_workers = 2;
+inline constexpr int max_serve_workers = 256;
+inline constexpr std::chrono::nanoseconds default_drain_timeout = std::chrono::minutes{10};
+inline constexpr std::chrono::nanoseconds default_report_timeout = std::chrono::seconds{30};
+
+// The served agent's keys directly under expose.agent, and its queue and Slack channels
+// (the a2a channel is expose.agent.a2a.prompts).
+struct serve_settings {
+    int workers = default_serve_workers;                             // runs at once across all channels
+    std::string work_dir;                                            // empty: the worker's cwd
+    std::chrono::nanoseconds drain_timeout = default_drain_timeout;  // 0: wait forever
+    std::chrono::nanoseconds report_timeout = default_report_timeout;
+    std::optional<queue_settings> queue;
+    std::optional<slack_settings> slack;
+};
+
+inline constexpr std::chrono::nanoseconds default_mcp_server_tool_timeout = std::chrono::seconds{60};
+inline constexpr std::chrono::nanoseconds default_mcp_server_startup_timeout = std::chrono::seconds{30};
+
+// One entry of mcp_servers: an MCP server whose tools a served run may call. Exactly one of
+// command (stdio) and url (streamable HTTP) is set.
+struct mcp_server {
+    std::string name;
+    std::string command;
+    std::vector<std::string> args;
+    std::string work_dir;
+    std::vector<std::pair<std::string, std::string>> env;  // in file order, names unique
+    std::vector<std::string> env_passthrough;
+    std::string url;
+    std::vector<std::pair<std::string, std::string>> headers_env;  // header -> env var NAME
+    std::string alias;
+    filter include;  // tools only: MCP tools carry no tags
+    filter exclude;
+    bool confirm = true;  // every tool gated with trigger tag mcp:<name>
+    std::chrono::nanoseconds tool_timeout = default_mcp_server_tool_timeout;
+    std::chrono::nanoseconds startup_timeout = default_mcp_server_startup_timeout;
+
+    [[nodiscard]] const std::string& effective_alias() const noexcept { return alias.empty() ? name : alias; }
 };
 
 // One entry of remote_tools: a peer agent whose tools are imported.
@@ -170,6 +263,8 @@ struct harness_settings {
     // Normalised: trimmed, empties dropped, de-duplicated in first-seen order. Additive to
     // the always-on ai:confirm tag.
     std::vector<std::string> confirm_tags;
+    // Per tool call in a served run; 0 means none (as Go). Never lowered by a work's budget.
+    std::chrono::nanoseconds tool_timeout{0};
     bool no_tui = false;
     bool no_bell = false;
     memory_settings memory;
@@ -189,9 +284,16 @@ struct budget_settings {
     std::chrono::nanoseconds call_timeout = default_call_timeout;
 };
 
+inline constexpr int default_llm_max_retries = 2;
+inline constexpr int max_llm_max_retries = 10;
+
 struct llm_settings {
     std::string model;
-    std::string provider = "anthropic";  // unknown values fail at run start, not here
+    std::string provider = "anthropic";  // "anthropic" or "openai"; checked at run start, not here
+    std::string base_url;                // empty: the provider's; ANTHROPIC_/OPENAI_BASE_URL win
+    std::string api_key_env;             // empty: ANTHROPIC_API_KEY or OPENAI_API_KEY by provider
+    int max_retries = default_llm_max_retries;
+    bool insecure_http = false;  // allows http to a non-loopback base_url
     budget_settings budget;
     bool thinking_enabled = false;
     bool no_prompt_cache = false;
@@ -199,6 +301,8 @@ struct llm_settings {
 
     [[nodiscard]] bool prompt_cache_enabled() const noexcept { return !no_prompt_cache; }
     [[nodiscard]] bool tool_search_allowed() const noexcept { return !no_tool_search; }
+    // api_key_env, else the provider's conventional variable.
+    [[nodiscard]] std::string effective_api_key_env() const;
 };
 
 inline constexpr std::string_view default_identity = "fisk-ai";
@@ -224,6 +328,11 @@ struct config {
     filter expose_tools_include;
     filter expose_tools_exclude;
 
+    // expose.agent.workers, work_dir, drain_timeout, report_timeout, queue, slack.
+    serve_settings serve;
+    // Top-level mcp_servers: outbound MCP servers for a served run.
+    std::vector<mcp_server> mcp_servers;
+
     harness_settings harness;
     llm_settings llm;
 
@@ -233,23 +342,38 @@ struct config {
 
     [[nodiscard]] bool mcp_enabled() const noexcept { return mcp.has_value(); }
     [[nodiscard]] bool a2a_serving_enabled() const noexcept { return a2a && a2a->serve_tools; }
+    [[nodiscard]] bool a2a_channel_enabled() const noexcept { return a2a && a2a->prompts; }
+    [[nodiscard]] bool queue_channel_enabled() const noexcept { return serve.queue.has_value(); }
+    [[nodiscard]] bool slack_channel_enabled() const noexcept { return serve.slack.has_value(); }
     // harness.knowledge.directory, or knowledge/<identity>.
     [[nodiscard]] std::string knowledge_directory() const;
     // Names of environment variables holding secrets, to strip from the wrapped
-    // application's environment: today only the embeddings api_key_env, while the vector
-    // tier is on. Trimmed, empties dropped, de-duplicated.
+    // application's and MCP servers' environments: the embeddings api_key_env while the
+    // vector tier is on, the LLM key (llm.api_key_env or its provider default) and
+    // OPENAI_API_KEY, the Slack token names while Slack is on, and every
+    // mcp_servers[].headers_env variable. Trimmed, empties dropped, de-duplicated.
     [[nodiscard]] std::vector<std::string> credential_env_names() const;
+};
+
+// What the command line changes about the per-mode checks.
+struct mode_options {
+    // fisk-ai-serve --embedded-broker: the a2a keys then need no nats_context.
+    bool embedded_broker = false;
 };
 
 // Decodes, prepares (defaults, normalisation, durations) and validates for `m`.
 // Decoding failures read `parsing config: <detail>`; the rest carry their own texts.
-[[nodiscard]] config parse(std::string_view yaml_text, mode m);
+[[nodiscard]] config parse(std::string_view yaml_text, mode m, const mode_options& options = {});
 
 // Reads the whole file and parses it. A read failure reads `reading config "<path>": ...`.
-[[nodiscard]] config load_file(const std::string& path, mode m);
+[[nodiscard]] config load_file(const std::string& path, mode m, const mode_options& options = {});
 
 // The per-mode checks (A.14) on a prepared config; the first failure is thrown.
-void validate_for_mode(const config& c, mode m);
+void validate_for_mode(const config& c, mode m, const mode_options& options = {});
+
+// The warnings that depend on the command (e.g. the queue with the file session backend
+// under serve), without a "warning: " prefix. parse appends them to config::warnings.
+[[nodiscard]] std::vector<std::string> mode_warnings(const config& c, mode m);
 
 // Folds the `run --state-dir` flag in: empty is a no-op; otherwise the session backend must
 // be file, and its options become {"directory":"<dir>"}. Throws config_error, leaving `c`
