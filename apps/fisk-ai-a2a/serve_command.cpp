@@ -49,6 +49,8 @@ config::config load_server_config(const serve_options& o) {
         auto checked = cfg;
         if (checked.nats_context.empty()) checked.nats_context = "embedded";
         config::validate_for_mode(checked, config::mode::server);
+        // parse added the lenient mode's warnings only; the server's come here.
+        for (auto& w : config::mode_warnings(checked, config::mode::server)) cfg.warnings.push_back(std::move(w));
     }
     return cfg;
 }
