@@ -3,10 +3,14 @@
 #include <fiskai/toolkit/confirm_gate.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/value.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <stdexcept>
 
 using namespace fiskai::toolkit;
@@ -18,19 +22,21 @@ namespace {
 class scripted_prompter final : public prompter {
 public:
     explicit scripted_prompter(approval a, bool reachable = true, bool fail = false)
-        : answer_(a), reachable_(reachable), fail_(fail) {}
+        : reply_{reply_status::answered, a, {}, {}}, reachable_(reachable), fail_(fail) {}
+    explicit scripted_prompter(approval_reply r) : reply_(std::move(r)), reachable_(true), fail_(false) {}
     [[nodiscard]] bool can_prompt() const override { return reachable_; }
-    boost::asio::awaitable<approval> ask_approval(approval_request r) override {
+    boost::asio::awaitable<approval_reply> approve(approval_request r) override {
         ++asked;
         last = r;
         if (fail_) throw std::runtime_error("the terminal went away");
-        co_return answer_;
+        co_return reply_;
     }
+    boost::asio::awaitable<question_reply> ask(question) override { co_return question_reply{}; }
     int asked = 0;
     approval_request last;
 
 private:
-    approval answer_;
+    approval_reply reply_;
     bool reachable_;
     bool fail_;
 };
@@ -46,7 +52,9 @@ tool_ptr gated_tool(confirm_posture p = confirm_posture::required) {
          }});
 }
 
-gate_decision check(confirm_gate& g, const tool& t, prompter& p) { return run_awaitable(g.check(t, "rm -- X", p)); }
+gate_decision check(confirm_gate& g, const tool& t, prompter& p) {
+    return run_awaitable(g.check(t, "rm -- X", "toolu_1", p));
+}
 
 }  // namespace
 
@@ -66,6 +74,7 @@ TEST_CASE("allow once asks every time; allow for the run remembers the tool", "[
     CHECK(once.asked == 2);
     CHECK(once.last.command_line == "rm -- X");
     CHECK(once.last.trigger_tag == "ai:confirm");
+    CHECK(once.last.call_id == "toolu_1");
 
     scripted_prompter always(approval::allow_for_run);
     CHECK(check(g, *t, always).allowed);
@@ -100,10 +109,68 @@ TEST_CASE("a tool that cannot report its posture is gated", "[gate]") {
     CHECK_FALSE(check(g, *gated_tool(confirm_posture::unknown), default_deny_prompter()).allowed);
 }
 
+TEST_CASE("declined, unavailable and cancelled deny with their reason; silence aborts", "[gate]") {
+    auto t = gated_tool();
+    confirm_gate g;
+    scripted_prompter declined({reply_status::declined, approval::deny, "not on a Friday", {}});
+    auto d = check(g, *t, declined);
+    CHECK_FALSE(d.allowed);
+    CHECK_FALSE(d.aborted);
+    CHECK(d.reason ==
+          "the operator did not permit this command: not on a Friday; this decision is final, do not retry");
+    scripted_prompter unavailable({reply_status::unavailable, approval::deny, "the terminal closed", {}});
+    CHECK(check(g, *t, unavailable).reason ==
+          "the operator did not permit this command: the terminal closed; this decision is final, do not retry");
+    scripted_prompter cancelled({reply_status::cancelled, approval::deny, "context canceled", {}});
+    CHECK(check(g, *t, cancelled).reason ==
+          "the run ended before the operator could approve this command: context canceled; this decision is final, do "
+          "not retry");
+    scripted_prompter silent({reply_status::silent, approval::allow_once, {}, {}});
+    d = check(g, *t, silent);
+    CHECK_FALSE(d.allowed);
+    CHECK(d.aborted);
+    CHECK(d.reason == "approval for \"rm\" was not given in time; it will be asked again when the session resumes");
+    CHECK_FALSE(g.allowed_for_run("rm"));
+}
+
 TEST_CASE("the default-deny prompter fails closed", "[gate]") {
     CHECK_FALSE(default_deny_prompter().can_prompt());
-    CHECK_THROWS_WITH(run_awaitable(default_deny_prompter().ask_approval({})),
-                      "no operator is available to answer on this path");
+    const auto a = run_awaitable(default_deny_prompter().approve({}));
+    CHECK(a.status == reply_status::unavailable);
+    CHECK(a.choice == approval::deny);
+    CHECK(a.reason == "no operator is available to answer on this path");
+    const auto q = run_awaitable(default_deny_prompter().ask({}));
+    CHECK(q.status == reply_status::unavailable);
+    CHECK(q.reason == "no operator is available to answer on this path");
+}
+
+namespace {
+// An operator who never answers until cancelled.
+class absent_prompter final : public prompter {
+public:
+    [[nodiscard]] bool can_prompt() const override { return true; }
+    boost::asio::awaitable<approval_reply> approve(approval_request) override {
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::hours(1));
+        co_await t.async_wait(boost::asio::use_awaitable);
+        co_return approval_reply{reply_status::answered, approval::allow_once, {}, {}};
+    }
+    boost::asio::awaitable<question_reply> ask(question) override {
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::hours(1));
+        co_await t.async_wait(boost::asio::use_awaitable);
+        co_return question_reply{};
+    }
+};
+}  // namespace
+
+TEST_CASE("the bounded prompter answers silent when its wait passes first", "[gate]") {
+    absent_prompter nobody_home;
+    bounded_prompter bounded(nobody_home, std::chrono::milliseconds(50));
+    CHECK(bounded.can_prompt());
+    CHECK(run_awaitable(bounded.approve({}), std::chrono::seconds(10)).status == reply_status::silent);
+    CHECK(run_awaitable(bounded.ask({}), std::chrono::seconds(10)).status == reply_status::silent);
+    confirm_gate g;
+    const auto d = run_awaitable(g.check(*gated_tool(), "rm -- X", "toolu_2", bounded), std::chrono::seconds(10));
+    CHECK(d.aborted);
 }
 
 TEST_CASE("the denial result is a non-error JSON object", "[gate]") {

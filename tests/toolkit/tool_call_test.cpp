@@ -157,3 +157,18 @@ TEST_CASE("the slot is taken after approval and freed before the finish is repor
     }());
     CHECK(r == 1);
 }
+
+TEST_CASE("a deferral reaches only a surface that can carry the later answer", "[tool_call]") {
+    auto t = function("ask_human_input", confirm_posture::not_required,
+                      [](const json::object&, const call_options&) -> asio::awaitable<outcome> {
+                          co_return outcome::deferral(json::parse(R"({"value":null,"deferred":true})"), "q1");
+                      });
+    const auto refused = run_awaitable(run_tool_call(t, json::object{}, tool_call_policy{}));
+    CHECK(refused.error_message() == R"(tool "ask_human_input" deferred a question, which this surface cannot carry)");
+    tool_call_policy agent;
+    agent.carries_deferral = true;
+    const auto carried = run_awaitable(run_tool_call(t, json::object{}, std::move(agent)));
+    CHECK(carried.is_deferral());
+    CHECK(carried.deferred_question_id() == "q1");
+    CHECK_FALSE(carried.is_error());
+}

@@ -41,6 +41,12 @@ outcome outcome::from_json(boost::json::value v) {
     return o;
 }
 
+outcome outcome::deferral(boost::json::value v, std::string question_id) {
+    outcome o = from_json(std::move(v));
+    o.deferred_question_ = question_id.empty() ? std::string("-") : std::move(question_id);
+    return o;
+}
+
 outcome outcome::failure(std::string message) {
     outcome o;
     o.kind_ = kind::error;

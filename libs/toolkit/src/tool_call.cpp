@@ -136,6 +136,10 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
             if (!result) result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.what()));
         }
         if (!result) result = outcome::failure(running_text(*t) + ": context canceled");
+        if (result->is_deferral() && !policy.carries_deferral) {
+            result = outcome::failure(fmt::format("tool {} deferred a question, which this surface cannot carry",
+                                                  gocompat::quote(t->name())));
+        }
         slot = {};  // free the slot before anyone is told the call finished
     }
     if (policy.on_finish) policy.on_finish(*t, command_line, *result, steady_clock::now() - started);

@@ -15,14 +15,19 @@ class tool;
 
 struct gate_decision {
     bool allowed = false;
-    std::string reason;  // why it was denied; empty when allowed
+    std::string reason;    // why it was denied or aborted; empty when allowed
+    bool aborted = false;  // nobody answered: the call stays pending and is asked again on resume
 };
 
 // One gate per run. "Allow for the run" remembers the tool name (not the arguments) for
 // the rest of the run; nothing is persisted. Not safe for concurrent use: one per run.
 class confirm_gate {
 public:
-    boost::asio::awaitable<gate_decision> check(const tool& t, std::string command_line, prompter& asker);
+    // In order: no gate; the tool allowed for the run; nobody to ask (deny); the run already
+    // cancelled (deny); then by the operator's reply: answered once/run (run), deny,
+    // declined or unavailable (deny with the reason), cancelled (deny), silent (abort).
+    boost::asio::awaitable<gate_decision> check(const tool& t, std::string command_line, std::string call_id,
+                                                prompter& asker);
 
     [[nodiscard]] bool allowed_for_run(const std::string& tool_name) const { return allow_list_.contains(tool_name); }
 

@@ -38,11 +38,18 @@ public:
     static outcome failure(std::string message);
     // Rich content for surfaces that carry it (MCP content blocks: text, image, audio,
     // resource), with optional structured data; `is_error` marks a tool-level failure.
+    // A question tool whose human has not answered yet: non-error JSON that says so
+    // (`{"<k>":null,"deferred":true,"question_id":...,"reason":...}`). The agent loop
+    // journals it and never dispatches the call again; a surface that cannot carry the
+    // later answer refuses it (is_deferral()).
+    static outcome deferral(boost::json::value v, std::string question_id);
     static outcome from_content(boost::json::array blocks, std::optional<boost::json::object> structured = std::nullopt,
                                 bool is_error = false);
 
     [[nodiscard]] kind type() const noexcept { return kind_; }
     [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error || content_error_; }
+    [[nodiscard]] bool is_deferral() const noexcept { return !deferred_question_.empty(); }
+    [[nodiscard]] const std::string& deferred_question_id() const noexcept { return deferred_question_; }
     [[nodiscard]] const command_result* command() const noexcept { return command_ ? &*command_ : nullptr; }
     [[nodiscard]] const boost::json::value* json() const noexcept { return kind_ == kind::json ? &json_ : nullptr; }
     [[nodiscard]] const std::string& error_message() const noexcept { return error_; }
@@ -65,6 +72,7 @@ private:
     boost::json::array content_;
     std::optional<boost::json::object> structured_;
     bool content_error_ = false;
+    std::string deferred_question_;
 };
 
 }  // namespace fiskai::toolkit

@@ -50,6 +50,9 @@ struct tool_call_policy {
     std::function<void(const tool&, const std::string& command_line, const outcome&,
                        std::chrono::steady_clock::duration took)>
         on_finish;
+    // Whether this surface can carry a deferred question's later answer (the agent loop
+    // can; MCP and the a2a tool server cannot, and answer a deferral as an error).
+    bool carries_deferral = false;
     // Lent to the tool. Its `timeout` is not used: the deadline above is the one authority.
     call_options call;
 };
