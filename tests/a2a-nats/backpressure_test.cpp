@@ -117,8 +117,10 @@ TEST_CASE("stopping answers the requests already delivered to the process", "[a2
     REQUIRE(run_until(env.ioc, [&] { return tool->calls == 1; }));
     reply_slot b = agent.call();
     reply_slot c = agent.call();
+    // B is in the intake's hands, waiting for the slot; C waits in nats.c's queue.
+    REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 1; }));
     reply_slot d = agent.call();
-    // B waits in the intake for the slot; C and D wait in nats.c's queue, in this process.
+    // C and D wait in nats.c's queue, in this process.
     REQUIRE(run_until(env.ioc, [&] { return service->pending("tool") == 2; }));
 
     svc.server.stop();
