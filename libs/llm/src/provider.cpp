@@ -51,13 +51,16 @@ struct wire {
     std::function<std::string(int, std::string_view, std::optional<std::string_view>)> status_text;
     std::string request_id_header;
     bool supports_tool_search = false;
+    // Set for a provider that ignores thinking: warned about once, on the first call asking for it.
+    bool thinking_ignored = false;
 };
 
 class http_provider final : public provider {
 public:
-    http_provider(wire w, int max_retries, asio::any_io_executor executor, net::http_client& client)
+    http_provider(wire w, const provider_config& config, asio::any_io_executor executor, net::http_client& client)
         : wire_(std::move(w)),
-          max_retries_(std::max(max_retries, 0)),
+          max_retries_(std::max(config.max_retries, 0)),
+          log_(config.log),
           executor_(std::move(executor)),
           client_(client),
           rng_(std::random_device{}()) {}
@@ -66,6 +69,10 @@ public:
 
     asio::awaitable<call_result<response>> call(request req, std::chrono::nanoseconds call_timeout) override {
         const auto deadline = std::chrono::steady_clock::now() + call_timeout;
+        if (req.thinking && wire_.thinking_ignored && !thinking_warned_) {
+            thinking_warned_ = true;
+            log_.warn("llm.thinking.enabled has no effect with the openai provider");
+        }
         net::http_request http{"POST", wire_.url, wire_.headers, wire_.encode(req)};
         int attempts = 0;
         error last;
@@ -109,6 +116,12 @@ public:
                                            std::chrono::system_clock::now());
             const auto wait = fit_before_deadline(delay, std::chrono::steady_clock::now(), deadline);
             if (!wait) co_return last;
+            const std::string waited = gocompat::format_duration(*wait);
+            const std::string attempt_text = std::to_string(attempts);
+            log_.debug("llm call retrying", {{"provider", wire_.provider_name},
+                                             {"attempt", attempt_text},
+                                             {"failure", last.message},
+                                             {"wait", waited}});
             asio::steady_timer timer(executor_, *wait);
             auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
             if (ec) co_return error{error::kind::cancelled, 0, wire_.provider_name + ": call cancelled"};
@@ -124,6 +137,8 @@ private:
 
     wire wire_;
     int max_retries_;
+    gocompat::logger log_;
+    bool thinking_warned_ = false;
     asio::any_io_executor executor_;
     net::http_client& client_;
     std::mt19937_64 rng_;
@@ -193,6 +208,7 @@ wire openai_wire(const provider_config& config) {
         return openai::status_error_text(status, body);
     };
     w.request_id_header = "x-request-id";
+    w.thinking_ignored = true;
     return w;
 }
 
@@ -218,10 +234,10 @@ std::string user_agent() { return std::string("fisk-ai/") + FISKAI_VERSION; }
 std::shared_ptr<provider> make_provider(const provider_config& config, asio::any_io_executor executor,
                                         net::http_client& client) {
     if (config.name == "anthropic") {
-        return std::make_shared<http_provider>(anthropic_wire(config), config.max_retries, std::move(executor), client);
+        return std::make_shared<http_provider>(anthropic_wire(config), config, std::move(executor), client);
     }
     if (config.name == "openai") {
-        return std::make_shared<http_provider>(openai_wire(config), config.max_retries, std::move(executor), client);
+        return std::make_shared<http_provider>(openai_wire(config), config, std::move(executor), client);
     }
     throw config_error(
         fmt::format("unknown llm provider {}: known providers are [anthropic openai]", gocompat::quote(config.name)));

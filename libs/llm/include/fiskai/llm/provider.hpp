@@ -4,6 +4,8 @@
 
 #include "fiskai/llm/types.hpp"
 
+#include <fiskai/gocompat/log.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/result.hpp>
@@ -60,6 +62,8 @@ struct provider_config {
     std::string api_key;
     int max_retries = 2;
     bool insecure_http = false;
+    // Retries (debug) and settings without effect (warn, once). Never the credential.
+    gocompat::logger log;
 };
 
 // A configuration the providers refuse; what() is the exact startup text.
