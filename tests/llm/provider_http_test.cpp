@@ -412,7 +412,7 @@ TEST_CASE("configuration texts: key, provider, URL policy", "[llm][config]") {
     c.insecure_http = true;
     CHECK(text_of(c) == "(accepted)");
     c.base_url = "https://user:pw@llm.example.com";
-    CHECK(text_of(c) == R"(llm.base_url "https://user:pw@llm.example.com" must not contain user information)");
+    CHECK(text_of(c) == R"(llm.base_url "https://user:xxxxx@llm.example.com" must not contain user information)");
     c.base_url = "http://localhost:8080";
     c.insecure_http = false;
     CHECK(text_of(c) == "(accepted)");
