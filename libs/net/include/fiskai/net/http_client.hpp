@@ -9,6 +9,8 @@
 // cancellation slot) closes the socket, so a cancelled call never leaves a half-read
 // response in the pool.
 
+#include <fiskai/net/sse.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/result.hpp>
@@ -70,6 +72,43 @@ struct client_options {
     std::chrono::steady_clock::duration idle_timeout = std::chrono::seconds(60);
     // user-agent sent when the request carries none.
     std::string user_agent = "fisk-ai";
+    // A PEM file of CA certificates trusted in addition to the default verify paths (a
+    // private CA, or a test's). Empty: the default paths only. A file that does not load
+    // makes the constructor throw, naming it.
+    std::string ca_file;
+};
+
+// The body of a response read as it arrives (server-sent events, or any long body),
+// after its head. It owns its connection: dropping it closes the connection unless the
+// body was read to its end, when a keep-alive connection returns to the pool.
+class response_stream {
+public:
+    struct state;
+    explicit response_stream(std::unique_ptr<state> state);
+    ~response_stream();
+    response_stream(response_stream&&) noexcept;
+    response_stream& operator=(response_stream&&) noexcept;
+
+    [[nodiscard]] int status() const;
+    [[nodiscard]] const header_list& headers() const;
+    // The first header of that name, compared case-insensitively.
+    [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
+
+    // The next piece of the body as it arrived; nothing at the end of the body.
+    [[nodiscard]] boost::asio::awaitable<http_result<std::optional<std::string>>> read_some(
+        std::chrono::steady_clock::time_point deadline);
+
+    // The next server-sent event; nothing at the end of the stream (a last block without
+    // its blank line is dropped, as the standard says). An event over the client's
+    // body_limit fails with too_large. Do not mix with read_some on one stream.
+    [[nodiscard]] boost::asio::awaitable<http_result<std::optional<sse_event>>> next_event(
+        std::chrono::steady_clock::time_point deadline);
+
+    // Closes the connection now (a reader waiting on it fails).
+    void close();
+
+private:
+    std::unique_ptr<state> state_;
 };
 
 class http_client {
@@ -88,10 +127,19 @@ public:
     [[nodiscard]] boost::asio::awaitable<http_result<http_response>> send(
         http_request request, std::chrono::steady_clock::time_point deadline);
 
+    // Like send, but returns once the response head is read; the body is read from the
+    // stream. The deadline bounds connecting, writing and reading the head; each read
+    // from the stream has its own.
+    [[nodiscard]] boost::asio::awaitable<http_result<response_stream>> open_stream(
+        http_request request, std::chrono::steady_clock::time_point deadline);
+
     // Closes every idle connection.
     void close_idle();
 
     [[nodiscard]] boost::asio::any_io_executor get_executor() const;
+
+    // Idle connections held now, over all origins (for tests and diagnostics).
+    [[nodiscard]] std::size_t idle_count() const;
 
 private:
     struct impl;

@@ -1,0 +1,45 @@
+#pragma once
+// Private to libs/net: dialling one connection (resolve, TCP connect, TLS handshake with
+// peer and host-name verification) under a connect budget and the call's deadline, and
+// the texts of its failures. The HTTP client and the WebSocket client share it.
+
+#include <fiskai/net/http_client.hpp>
+#include <fiskai/net/url.hpp>
+
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace fiskai::net::detail {
+
+using clock = std::chrono::steady_clock;
+using tls_stream = boost::asio::ssl::stream<boost::beast::tcp_stream>;
+
+// A TLS client context: default verify paths (SSL_CERT_FILE, SSL_CERT_DIR), plus
+// `ca_file` when given, and peer verification. Throws std::runtime_error naming a bad file.
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& ca_file);
+
+// One dialled connection: plain TCP or TLS over TCP (exactly one is set).
+struct transport {
+    std::optional<boost::beast::tcp_stream> plain;
+    std::optional<tls_stream> tls;
+
+    boost::beast::tcp_stream& lowest() { return tls ? tls->next_layer() : *plain; }
+    // Closes the socket at once (no TLS close_notify: the peer learns it from the FIN).
+    void close();
+};
+
+// Connects to `url`'s host and port within min(now + connect_timeout, deadline) and, for a
+// TLS scheme, completes the handshake in the same budget. The stream's timer is left
+// disarmed. Cancelling the awaiting coroutine fails with kind cancelled.
+boost::asio::awaitable<http_result<transport>> dial(const parsed_url& url, boost::asio::ssl::context& tls_context,
+                                                    clock::duration connect_timeout, clock::time_point deadline);
+
+// True when the awaiting coroutine's cancellation slot has fired.
+boost::asio::awaitable<bool> cancelled();
+
+}  // namespace fiskai::net::detail
