@@ -78,7 +78,9 @@ public:
         error last;
         for (int retry = 0;; ++retry) {
             ++attempts;
-            auto sent = co_await client_.send(http, deadline);
+            // A named copy: GCC 12 mishandles a temporary with a destructor inside a co_await expression.
+            net::http_request attempt_request = http;
+            auto sent = co_await client_.send(std::move(attempt_request), deadline);
             retry_hints hints;
             int status = 0;
             if (!sent) {

@@ -14,7 +14,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/prctl.h>
+
 #include <cctype>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -197,6 +200,7 @@ int main(int argc, char** argv) {
     std::string log_path;
     int port = 0;
     std::vector<std::string> tls_files;
+    bool exit_with_parent = false;
     app.add_option("--script", script_path, "script file (JSON): conversations, steps, faults")
         ->check(CLI::ExistingFile);
     app.add_option("--port", port, "TCP port on 127.0.0.1 (0 picks a free one)")->check(CLI::Range(0, 65535));
@@ -204,7 +208,13 @@ int main(int argc, char** argv) {
     app.add_option("--tls", tls_files, "serve HTTPS with this certificate (PEM chain) and key")
         ->expected(2)
         ->type_name("CERT KEY");
+    app.add_flag("--exit-with-parent", exit_with_parent,
+                 "exit when the process that started this one dies (tests: no server outlives a crashed test)");
     CLI11_PARSE(app, argc, argv);
+    if (exit_with_parent) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() == 1) return 0;
+    }
 
     auto state = std::make_shared<server_state>();
     if (!script_path.empty()) {
