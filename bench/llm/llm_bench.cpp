@@ -50,6 +50,8 @@ run_figures run(asio::io_context& ioc, llm::provider& provider, int calls, int i
     latencies.reserve(static_cast<std::size_t>(calls));
     int next = 0;
     int errors = 0;
+    int running = inflight;
+    auto end = clock_type::now();
     auto worker = [&]() -> asio::awaitable<void> {
         while (next < calls) {
             ++next;
@@ -61,12 +63,18 @@ run_figures run(asio::io_context& ioc, llm::provider& provider, int calls, int i
             }
             latencies.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
         }
+        // The last worker stops the clock and the context: the client's idle pool would
+        // otherwise keep run() going until its idle timeout.
+        if (--running == 0) {
+            end = clock_type::now();
+            ioc.stop();
+        }
     };
     const auto start = clock_type::now();
     for (int i = 0; i < inflight; ++i) asio::co_spawn(ioc, worker(), asio::detached);
     ioc.restart();
     ioc.run();
-    const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    const double seconds = std::chrono::duration<double>(end - start).count();
     std::sort(latencies.begin(), latencies.end());
     return {calls / seconds, latencies.empty() ? 0 : latencies[latencies.size() / 2], errors};
 }
