@@ -23,5 +23,8 @@ echo
 echo "== a2a tool calls over NATS: round trip and throughput beside their floors"
 ./build/bench/bench/a2a/a2a_bench 300 400 | tee -a "$out"
 echo
+echo "== LLM provider: fisk-ai's Anthropic provider vs the official TypeScript SDK, against fiskai-fake-llm"
+bench/llm/run.sh build/bench 3000
+echo
 echo "== speed targets (1.3x of the floor)"
 grep -E 'floor: bare posix_spawn \+ read \+ reap  |x the floor|target 1.3x$' "$out" | sed 's/^ */  /'
