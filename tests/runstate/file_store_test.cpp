@@ -234,6 +234,10 @@ TEST_CASE("file backend: list skips what is not a readable run", "[file]") {
     REQUIRE(list->size() == 1);
     CHECK((*list)[0].run_id == "ok");
     CHECK((*list)[0].updated.seconds.time_since_epoch().count() > 0);
+    // Removing a run also removes a stale Go lock file beside it.
+    REQUIRE(await(e.store->remove("ok")).has_value());
+    CHECK(!fs::exists(e.dir.path / "runs" / "ok.lock"));
+    CHECK(!fs::exists(e.journal("ok")));
 }
 
 TEST_CASE("file backend: directory resolution and options", "[file][options]") {

@@ -368,6 +368,9 @@ public:
                 out.value = system_error(fmt::format("removing journal {}", path), errno);
             }
             ::close(fd);
+            // A lock file the Go original left beside the journal goes with it.
+            const std::string go_lock = path.substr(0, path.size() - 5) + ".lock";
+            ::unlink(go_lock.c_str());
             return out;
         };
         auto done = co_await offload(blocking_, std::move(job));
