@@ -95,7 +95,8 @@ result<parsed_journal> parse_journal(std::string_view text) {
 int read_all(int fd, std::string& out) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return errno;
-    out.resize(static_cast<std::size_t>(st.st_size));
+    // One byte of slack, so the read that finds the end needs no regrowth (a copy of it all).
+    out.resize(static_cast<std::size_t>(st.st_size) + 1);
     std::size_t done = 0;
     while (true) {
         if (done == out.size()) out.resize(out.size() + 4096);
