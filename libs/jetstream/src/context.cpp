@@ -187,10 +187,10 @@ consumer_info to_consumer_info(const jsConsumerInfo* ci) {
 
 }  // namespace detail
 
-context::context(conns::connection& connection, asio::thread_pool& pool, context_options options)
+context::context(conns::connection& connection, asio::any_io_executor blocking, context_options options)
     : impl_(std::make_shared<impl>()) {
     impl_->nc = connection.native_handle();
-    impl_->pool = &pool;
+    impl_->blocking = std::move(blocking);
     impl_->default_timeout = options.default_timeout;
     if (!impl_->nc) throw std::invalid_argument("jetstream: the NATS connection is closed");
     jsOptions o = detail::api_options(options.default_timeout);
@@ -203,7 +203,7 @@ context::context(conns::connection& connection, asio::thread_pool& pool, context
 context::~context() = default;
 
 milliseconds context::default_timeout() const noexcept { return impl_->default_timeout; }
-asio::thread_pool& context::pool() const noexcept { return *impl_->pool; }
+const asio::any_io_executor& context::blocking() const noexcept { return impl_->blocking; }
 
 asio::awaitable<result<jetstream::stream_info>> context::get_stream_info(std::string stream,
                                                                          std::string subjects_filter,
@@ -220,7 +220,7 @@ asio::awaitable<result<jetstream::stream_info>> context::get_stream_info(std::st
         jsStreamInfo_Destroy(si);
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::string data, headers hdrs,
@@ -262,7 +262,7 @@ asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::
         jsPubAck_Destroy(pa);
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<message>> context::last_message(std::string stream, std::string subject, milliseconds timeout) {
@@ -277,7 +277,7 @@ asio::awaitable<result<message>> context::last_message(std::string stream, std::
         natsMsg_Destroy(msg);
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<message>> context::get_message(std::string stream, std::uint64_t sequence,
@@ -292,7 +292,7 @@ asio::awaitable<result<message>> context::get_message(std::string stream, std::u
         natsMsg_Destroy(msg);
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<std::vector<message>>> context::ordered_read(std::string stream, std::string filter,
@@ -332,7 +332,7 @@ asio::awaitable<result<std::vector<message>>> context::ordered_read(std::string 
         if (failed) return failure;
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<void>> context::purge(std::string stream, std::string subject, milliseconds timeout) {
@@ -345,7 +345,7 @@ asio::awaitable<result<void>> context::purge(std::string stream, std::string sub
         if (s != NATS_OK) return detail::make_error(s, ec);
         return {};
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<void>> context::delete_message(std::string stream, std::uint64_t sequence,
@@ -357,7 +357,7 @@ asio::awaitable<result<void>> context::delete_message(std::string stream, std::u
         if (s != NATS_OK) return detail::make_error(s, ec);
         return {};
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<jetstream::consumer_info>> context::get_consumer_info(std::string stream, std::string consumer,
@@ -373,7 +373,7 @@ asio::awaitable<result<jetstream::consumer_info>> context::get_consumer_info(std
         jsConsumerInfo_Destroy(ci);
         return out;
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<void>> context::flush(milliseconds timeout) {
@@ -382,7 +382,7 @@ asio::awaitable<result<void>> context::flush(milliseconds timeout) {
         if (s != NATS_OK) return detail::make_error(s);
         return {};
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 }  // namespace fiskai::jetstream

@@ -118,7 +118,7 @@ asio::awaitable<result<kv_bucket>> context::bind_kv(std::string bucket, millisec
         }
         return kv_bucket(std::move(b));
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 asio::awaitable<result<kv_entry>> kv_bucket::get(std::string key) {
@@ -130,7 +130,7 @@ asio::awaitable<result<kv_entry>> kv_bucket::get(std::string key) {
         kvEntry_Destroy(e);
         return out;
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 asio::awaitable<result<std::uint64_t>> kv_bucket::create(std::string key, std::string value) {
@@ -154,7 +154,7 @@ asio::awaitable<result<std::uint64_t>> kv_bucket::create(std::string key, std::s
         if (!marker) return first;
         return publish_value(*b, key, value, seq);
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 asio::awaitable<result<std::uint64_t>> kv_bucket::update(std::string key, std::string value, std::uint64_t revision) {
@@ -162,7 +162,7 @@ asio::awaitable<result<std::uint64_t>> kv_bucket::update(std::string key, std::s
     auto call = [b = impl_, key = std::move(key), value = std::move(value), revision]() -> result<std::uint64_t> {
         return publish_value(*b, key, value, revision);
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 asio::awaitable<result<std::uint64_t>> kv_bucket::put(std::string key, std::string value) {
@@ -170,7 +170,7 @@ asio::awaitable<result<std::uint64_t>> kv_bucket::put(std::string key, std::stri
     auto call = [b = impl_, key = std::move(key), value = std::move(value)]() -> result<std::uint64_t> {
         return publish_value(*b, key, value, std::nullopt);
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 asio::awaitable<result<void>> kv_bucket::remove(std::string key) {
@@ -179,7 +179,7 @@ asio::awaitable<result<void>> kv_bucket::remove(std::string key) {
         if (s != NATS_OK) return detail::make_error(s);
         return {};
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 asio::awaitable<result<kv_status>> kv_bucket::status() {
@@ -200,7 +200,7 @@ asio::awaitable<result<kv_status>> kv_bucket::status() {
         out.max_value_size = info.config.max_msg_size;
         return out;
     };
-    co_return co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
 // The watcher's two halves: what the io thread touches (the queue and the timer that
@@ -242,6 +242,7 @@ void kv_watcher::stop() noexcept {
 
 asio::awaitable<result<watch_event>> kv_watcher::next(milliseconds wait) {
     auto st = impl_;
+    if (!st) co_return error{errc::cancelled, 0, "the watcher watches nothing"};
     if (st->queue.empty() && !st->ended) {
         boost::system::error_code ec;
         st->wake.expires_after(wait);
@@ -270,7 +271,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
         if (s != NATS_OK) return detail::make_error(s);
         return w;
     };
-    auto made = co_await offload(impl_->ctx->pool->get_executor(), std::move(call));
+    auto made = co_await offload(impl_->ctx->blocking, std::move(call));
     if (!made) co_return made.error();
 
     auto st = std::make_shared<kv_watcher::impl>(ex);
@@ -279,6 +280,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
     // always has a context to run on; stop() ends it within one wake.
     auto tracked = asio::prefer(ex, asio::execution::outstanding_work.tracked);
     std::thread([st, r = st->shared, tracked, bucket = impl_] {
+        std::uint64_t last_revision = 0;
         for (;;) {
             {
                 std::lock_guard lock(r->mu);
@@ -300,6 +302,13 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
                 });
                 break;
             }
+            // nats.c's ordered consumer can deliver an entry again after it resets itself;
+            // entries come in revision order, so one at or below the last is a repeat.
+            if (e && kvEntry_Revision(e) <= last_revision) {
+                kvEntry_Destroy(e);
+                continue;
+            }
+            if (e) last_revision = kvEntry_Revision(e);
             watch_event ev;
             if (e) {
                 ev.entry = copy_entry(e);

@@ -38,7 +38,7 @@ namespace fiskai::jetstream {
 struct context::impl {
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
-    boost::asio::thread_pool* pool = nullptr;
+    boost::asio::any_io_executor blocking;
     milliseconds default_timeout{15000};
 
     ~impl() {

@@ -33,7 +33,7 @@ namespace {
 enum class settle_kind { ack, nak, nak_delay, in_progress, term };
 
 asio::awaitable<result<void>> settle(std::shared_ptr<pulled_message::impl> m, settle_kind kind, milliseconds delay) {
-    auto* pool = m->ctx->pool;
+    auto pool = m->ctx->blocking;
     auto call = [m = std::move(m), kind, delay]() -> result<void> {
         jsOptions o = detail::api_options(m->ctx->default_timeout);
         natsStatus s = NATS_OK;
@@ -47,7 +47,7 @@ asio::awaitable<result<void>> settle(std::shared_ptr<pulled_message::impl> m, se
         if (s != NATS_OK) return detail::make_error(s);
         return {};
     };
-    co_return co_await offload(pool->get_executor(), std::move(call));
+    co_return co_await offload(pool, std::move(call));
 }
 
 std::shared_ptr<pulled_message::impl> take(const std::shared_ptr<context::impl>& ctx, natsMsg* msg) {
@@ -117,6 +117,7 @@ void pull_subscription::release() noexcept {
 }
 
 asio::awaitable<result<std::vector<pulled_message>>> pull_subscription::fetch(int batch, milliseconds wait) {
+    if (!impl_) co_return error{errc::cancelled, 0, "the pull subscription is bound to nothing"};
     auto call = [st = impl_, batch, wait]() -> result<std::vector<pulled_message>> {
         natsSubscription* sub = nullptr;
         {
@@ -174,7 +175,7 @@ asio::awaitable<result<pull_subscription>> context::bind_pull(std::string stream
         p->sub = sub;
         return pull_subscription(std::move(p));
     };
-    co_return co_await offload(impl_->pool->get_executor(), std::move(call));
+    co_return co_await offload(impl_->blocking, std::move(call));
 }
 
 }  // namespace fiskai::jetstream

@@ -11,7 +11,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -165,6 +164,7 @@ private:
 class pull_subscription {
 public:
     struct impl;
+    pull_subscription() noexcept = default;  // bound to nothing: fetch() fails with cancelled
     explicit pull_subscription(std::shared_ptr<impl> p) noexcept;
     ~pull_subscription();
     pull_subscription(pull_subscription&&) noexcept;
@@ -222,6 +222,7 @@ struct watch_event {
 class kv_watcher {
 public:
     struct impl;
+    kv_watcher() noexcept = default;  // watching nothing: next() fails with cancelled
     explicit kv_watcher(std::shared_ptr<impl> p) noexcept;
     ~kv_watcher();
     kv_watcher(kv_watcher&&) noexcept;
@@ -241,6 +242,7 @@ private:
 class kv_bucket {
 public:
     struct impl;
+    kv_bucket() noexcept = default;  // bound to nothing: only for result<kv_bucket>; do not call
     explicit kv_bucket(std::shared_ptr<impl> p) noexcept;
 
     [[nodiscard]] const std::string& name() const noexcept;
@@ -269,17 +271,18 @@ struct context_options {
     milliseconds default_timeout{15000};
 };
 
-// JetStream on one connection. The connection and the pool must outlive the context and
+// JetStream on one connection. `blocking` is the blocking pool's executor (a thread_pool's):
+// nats.c calls run there. The connection and the pool must outlive the context and
 // everything made from it. Methods are called from the io thread; each resumes there.
 class context {
 public:
-    context(conns::connection& connection, boost::asio::thread_pool& pool, context_options options = {});
+    context(conns::connection& connection, boost::asio::any_io_executor blocking, context_options options = {});
     ~context();
     context(const context&) = delete;
     context& operator=(const context&) = delete;
 
     [[nodiscard]] milliseconds default_timeout() const noexcept;
-    [[nodiscard]] boost::asio::thread_pool& pool() const noexcept;
+    [[nodiscard]] const boost::asio::any_io_executor& blocking() const noexcept;
 
     // Stream configuration and state; with `subjects_filter`, the per-subject counts of the
     // subjects it matches.
