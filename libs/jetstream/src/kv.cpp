@@ -279,7 +279,18 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
     // The reader keeps the io context's work count up until it ends, so what it posts
     // always has a context to run on; stop() ends it within one wake.
     auto tracked = asio::prefer(ex, asio::execution::outstanding_work.tracked);
-    std::thread([st, r = st->shared, tracked, bucket = impl_] {
+    // The reader thread never owns the io side (its timer belongs to the io thread): it
+    // posts events that find it through a weak pointer, on the io thread.
+    std::weak_ptr<kv_watcher::impl> weak = st;
+    std::thread([weak, r = st->shared, tracked, bucket = impl_]() mutable {
+        auto deliver = [&](auto apply) {
+            asio::post(tracked, [weak, apply = std::move(apply)]() mutable {
+                if (auto live = weak.lock()) {
+                    apply(*live);
+                    live->wake.cancel();
+                }
+            });
+        };
         std::uint64_t last_revision = 0;
         for (;;) {
             {
@@ -296,10 +307,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
                     stopped = r->stopped;
                 }
                 error why = stopped ? error{errc::cancelled, 0, "the watcher was stopped"} : detail::make_error(s);
-                asio::post(tracked, [st, why] {
-                    st->ended = why;
-                    st->wake.cancel();
-                });
+                deliver([why](kv_watcher::impl& io) { io.ended = why; });
                 break;
             }
             // nats.c's ordered consumer can deliver an entry again after it resets itself;
@@ -314,14 +322,17 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
                 ev.entry = copy_entry(e);
                 kvEntry_Destroy(e);
             }
-            asio::post(tracked, [st, ev = std::move(ev)]() mutable {
-                st->queue.push_back(std::move(ev));
-                st->wake.cancel();
-            });
+            deliver([ev = std::move(ev)](kv_watcher::impl& io) mutable { io.queue.push_back(std::move(ev)); });
         }
-        std::lock_guard lock(r->mu);
-        kvWatcher_Destroy(r->watcher);
-        r->watcher = nullptr;
+        {
+            std::lock_guard lock(r->mu);
+            kvWatcher_Destroy(r->watcher);
+            r->watcher = nullptr;
+        }
+        // The io context's work count drops last: once it does, the context may be gone.
+        bucket.reset();
+        r.reset();
+        tracked = asio::any_io_executor();
     }).detach();
     co_return kv_watcher(std::move(st));
 }

@@ -79,21 +79,27 @@ auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_res
         // Tracked work: the awaiter's context keeps running until the call has finished,
         // even when the awaiter gave up on it.
         auto tracked = boost::asio::prefer(io, boost::asio::execution::outstanding_work.tracked);
-        submit([tracked, complete, f = std::move(f)]() mutable {
+        submit([tracked, complete = std::optional(complete), f = std::optional<F>(std::move(f))]() mutable {
             std::exception_ptr error;
             std::optional<V> value;
             try {
                 if constexpr (std::is_void_v<R>) {
-                    f();
+                    (*f)();
                     value.emplace();
                 } else {
-                    value.emplace(f());
+                    value.emplace((*f)());
                 }
             } catch (...) {
                 error = std::current_exception();
             }
-            boost::asio::post(
-                tracked, [complete, error, value = std::move(value)]() mutable { complete(error, std::move(value)); });
+            boost::asio::post(tracked, [complete = *complete, error, value = std::move(value)]() mutable {
+                complete(error, std::move(value));
+            });
+            // Everything the job holds goes before the work count drops: once it does, the
+            // awaiter's context may be destroyed.
+            f.reset();
+            complete.reset();
+            tracked = decltype(tracked)();
         });
     };
 
