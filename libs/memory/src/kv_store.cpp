@@ -55,7 +55,8 @@ public:
 
     asio::awaitable<result<entry>> read(std::string key) override {
         if (auto valid = validate_key(key); !valid) co_return valid.error();
-        auto got = co_await b_->bucket.get(b_->storage_key(key));
+        const auto sk = b_->storage_key(key);
+        auto got = co_await b_->bucket.get(sk);
         if (!got) {
             if (got.error().code == js::errc::not_found) co_return make_error(errc::not_exist);
             co_return storage(fmt::format("reading memory {}: {}", quote(key), got.error().message));

@@ -276,12 +276,18 @@ public:
         : store_(std::move(store)), id_(std::move(id)), nonce_(new_nonce()), last_seq_(last_seq) {}
 
     asio::awaitable<result<void>> append(std::uint64_t seq, record rec) override {
+        // The record is encoded here, so the write below carries bytes only.
+        rec.seq = seq;
+        std::string body = encode_record(rec);
         // Never abandoned (Amendment 6): the write runs in a coroutine of its own that the
         // caller's cancellation does not reach; the caller resumes when it has finished,
-        // and last_seq reflects what happened.
+        // and last_seq reflects what happened. (Locals, not temporaries, in the co_await:
+        // GCC 12 mishandles temporaries that live across a suspension.)
         auto ex = co_await asio::this_coro::executor;
-        co_return co_await asio::co_spawn(ex, write(seq, std::move(rec)),
-                                          asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
+        auto op = write(seq, std::move(body));
+        auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
+        result<void> written = co_await asio::co_spawn(ex, std::move(op), token);
+        co_return written;
     }
 
     asio::awaitable<result<std::vector<record>>> records() override { return store_->records(id_); }
@@ -289,19 +295,18 @@ public:
     result<void> close() override { return {}; }  // no lock; the connection is borrowed
 
 private:
-    asio::awaitable<result<void>> write(std::uint64_t seq, record rec) {
+    asio::awaitable<result<void>> write(std::uint64_t seq, std::string body) {
         auto action = check_append(last_seq_, seq);
         if (!action) co_return action.error();
         if (*action == append_action::skip) co_return result<void>{};
-        rec.seq = seq;
-        const std::string body = encode_record(rec);
         const std::string subject = js_layout::subject_for_seq(store_->prefix, id_, seq);
         const std::string msg_id = fmt::format("{}-{}", nonce_, seq);
 
         js::publish_options po;
         po.msg_id = msg_id;
         po.timeout = store_->options.op_timeout;
-        auto ack = co_await store_->js->publish(subject, body, {}, po);
+        js::headers no_headers;
+        auto ack = co_await store_->js->publish(subject, body, std::move(no_headers), std::move(po));
         // A duplicate-window hit is our own earlier publish: success.
         if (ack) {
             last_seq_ = seq;
@@ -355,7 +360,8 @@ public:
 
     asio::awaitable<result<std::unique_ptr<journal>>> create(std::string id, meta_record meta) override {
         if (auto valid = validate_id(id); !valid) co_return valid.error();
-        auto last = co_await s_->js->last_message(s_->stream, s_->meta_subject(id), s_->options.op_timeout);
+        const auto meta_subject = s_->meta_subject(id);
+        auto last = co_await s_->js->last_message(s_->stream, meta_subject, s_->options.op_timeout);
         if (last) co_return make_error(errc::exists, quote(id));
         if (last.error().code != js::errc::not_found) {
             co_return storage_error(
@@ -363,8 +369,9 @@ public:
         }
         auto j = std::make_unique<jetstream_journal>(s_, id, 0);
         meta.run_id = id;
+        record first{1, std::move(meta)};
         // A racing creator loses at the full meta subject, which append maps to exists.
-        auto written = co_await j->append(1, record{1, std::move(meta)});
+        auto written = co_await j->append(1, std::move(first));
         if (!written) co_return written.error();
         co_return std::unique_ptr<journal>(std::move(j));
     }
@@ -373,7 +380,8 @@ public:
         if (auto valid = validate_id(id); !valid) co_return valid.error();
         // The last message on the run wildcard is the last record appended (records are
         // published in seq order); its subject names the journal's last seq.
-        auto last = co_await s_->js->last_message(s_->stream, s_->run_wildcard(id), s_->options.op_timeout);
+        const auto wildcard = s_->run_wildcard(id);
+        auto last = co_await s_->js->last_message(s_->stream, wildcard, s_->options.op_timeout);
         if (!last) {
             if (last.error().code == js::errc::not_found) co_return make_error(errc::not_found, quote(id));
             co_return storage_error(
@@ -394,7 +402,8 @@ public:
 
     asio::awaitable<result<bool>> exists(std::string id) override {
         if (auto valid = validate_id(id); !valid) co_return valid.error();
-        auto last = co_await s_->js->last_message(s_->stream, s_->meta_subject(id), s_->options.op_timeout);
+        const auto meta_subject = s_->meta_subject(id);
+        auto last = co_await s_->js->last_message(s_->stream, meta_subject, s_->options.op_timeout);
         if (last) co_return true;
         if (last.error().code == js::errc::not_found) co_return false;
         co_return storage_error(
@@ -403,8 +412,8 @@ public:
 
     asio::awaitable<result<std::vector<run_info>>> list() override {
         // A run id has no dots, so `<prefix>.*._meta` matches exactly the runs' meta subjects.
-        auto info =
-            co_await s_->js->get_stream_info(s_->stream, js_layout::list_filter(s_->prefix), s_->options.op_timeout);
+        const auto filter = js_layout::list_filter(s_->prefix);
+        auto info = co_await s_->js->get_stream_info(s_->stream, filter, s_->options.op_timeout);
         if (!info) {
             co_return storage_error(fmt::format("jetstream session: listing runs on stream {}: {}", quote(s_->stream),
                                                 info.error().message));
@@ -425,7 +434,8 @@ public:
             ri.model = state->fingerprint.model;
             ri.prompt = state->prompt;
             if (state->terminal) ri.terminal = state->terminal->reason;
-            auto last = co_await s_->js->last_message(s_->stream, s_->run_wildcard(*id), s_->options.op_timeout);
+            const auto wildcard = s_->run_wildcard(*id);
+            auto last = co_await s_->js->last_message(s_->stream, wildcard, s_->options.op_timeout);
             if (last) ri.updated = gocompat::to_go_time(last->time);
             out.push_back(std::move(ri));
         }
@@ -436,7 +446,8 @@ public:
     asio::awaitable<result<void>> remove(std::string id) override {
         if (auto valid = validate_id(id); !valid) co_return valid.error();
         // Purging the run wildcard removes every record and is idempotent.
-        auto purged = co_await s_->js->purge(s_->stream, s_->run_wildcard(id), s_->options.op_timeout);
+        const auto wildcard = s_->run_wildcard(id);
+        auto purged = co_await s_->js->purge(s_->stream, wildcard, s_->options.op_timeout);
         if (!purged) {
             co_return storage_error(
                 fmt::format("jetstream session: deleting run {}: {}", quote(id), purged.error().message));
@@ -466,7 +477,8 @@ asio::awaitable<std::shared_ptr<store>> bind_jetstream_store(jetstream_store_opt
     js::context_options jo;
     jo.default_timeout = options.op_timeout;
     auto jsc = std::make_shared<js::context>(*ctx.nats, ctx.blocking, jo);
-    auto info = co_await jsc->get_stream_info(options.stream, {}, options.bind_timeout);
+    std::string no_filter;
+    auto info = co_await jsc->get_stream_info(options.stream, std::move(no_filter), options.bind_timeout);
     if (!info) {
         if (info.error().code == js::errc::not_found)
             throw startup_error(js_layout::missing_stream_text(options.stream));
