@@ -286,7 +286,7 @@ inline void run_store_contract(const store_factory& make) {
         a.message.who = llm::role::assistant;
         a.message.content.push_back(llm::thinking_block{"hmm", std::string("\x00\x01\xff sig", 7)});
         a.message.content.push_back(llm::provider_block{"server_tool_use", R"({"type":"server_tool_use","id":"s1"})"});
-        a.message.content.push_back(llm::tool_use_block{"t1", "x", R"({"q":"<b>"})", std::nullopt});
+        a.message.content.push_back(llm::tool_use_block{"t1", "x", R"({"q":"b","n":[1,2.5]})", std::nullopt});
         REQUIRE(await((*j)->append(2, rs::record{2, a})).has_value());
         auto records = await(store->read("bytes"));
         REQUIRE(records.has_value());

@@ -6,6 +6,8 @@
 #include <fiskai/runstate/error.hpp>
 #include <fiskai/runstate/records.hpp>
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 #include <vector>

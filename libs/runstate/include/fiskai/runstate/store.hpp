@@ -61,7 +61,9 @@ public:
     // is never refused as a gap (Go's runner can lose it that way).
     boost::asio::awaitable<result<void>> append_next(runstate::payload body) {
         const std::uint64_t seq = last_seq() + 1;
-        co_return co_await append(seq, record{seq, std::move(body)});
+        record rec{seq, std::move(body)};
+        auto written = co_await append(seq, std::move(rec));
+        co_return written;
     }
 };
 

@@ -1,0 +1,503 @@
+// The file backend. A journal is `<dir>/<id>.json`, one record per line. Its writer holds
+// an OFD write lock on the journal file itself for the journal's life: per open file
+// description, so two runs of one session in one process conflict as two processes do,
+// and released by the kernel when the process dies. Durability per record: one write of
+// the whole line, then fdatasync, then last_seq advances.
+#include <fiskai/runstate/file_store.hpp>
+
+#include "internal.hpp"
+#include "offload.hpp"
+
+#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/quote.hpp>
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fiskai::runstate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using detail::offload;
+using detail::storage_error;
+using detail::system_error;
+
+// ---- reading a journal's text ----
+
+struct parsed_journal {
+    std::vector<record> records;
+    // The length of the text up to and including the last good line's newline: where a
+    // torn tail is cut and the next record goes.
+    std::size_t good_size = 0;
+    bool torn = false;
+};
+
+// Go's rules, one stricter: an unparsable last line is a torn tail and dropped; an
+// unparsable interior line is corrupt; blank lines are skipped. Stricter: a last line
+// without its newline is torn even when it parses (a line is written with its newline in
+// one write, so a missing newline means the write was cut or is still in progress), and
+// a line that parses but fails its schema is corrupt wherever it is.
+result<parsed_journal> parse_journal(std::string_view text) {
+    parsed_journal out;
+    std::size_t pos = 0;
+    std::size_t line_no = 0;
+    while (pos < text.size()) {
+        ++line_no;
+        const auto nl = text.find('\n', pos);
+        const bool terminated = nl != std::string_view::npos;
+        const auto end = terminated ? nl : text.size();
+        const auto line = text.substr(pos, end - pos);
+        const bool last = !terminated || end + 1 == text.size();
+        if (!terminated) {
+            out.torn = true;
+            break;
+        }
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+            pos = end + 1;
+            out.good_size = pos;
+            continue;
+        }
+        auto rec = decode_record(line);
+        if (!rec) {
+            // result::error() returns a copy: keep it alive while viewing it.
+            const std::string message = rec.error().message;
+            const bool not_json = message.find("corrupt record sequence: not JSON") == 0;
+            if (last && not_json) {
+                out.torn = true;
+                break;
+            }
+            auto detail = std::string_view(message);
+            constexpr std::string_view prefix = "corrupt record sequence: ";
+            if (detail.substr(0, prefix.size()) == prefix) detail.remove_prefix(prefix.size());
+            return make_error(errc::corrupt, fmt::format("line {}: {}", line_no, detail));
+        }
+        out.records.push_back(std::move(*rec));
+        pos = end + 1;
+        out.good_size = pos;
+    }
+    return out;
+}
+
+// The whole file behind `fd` from offset 0 (pread: the descriptor's offset is left alone).
+int read_all(int fd, std::string& out) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return errno;
+    out.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (true) {
+        if (done == out.size()) out.resize(out.size() + 4096);
+        const auto n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    out.resize(done);
+    return 0;
+}
+
+int write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const auto n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
+
+// An OFD write lock on the whole file; EAGAIN/EACCES when another description holds one.
+int lock_file(int fd) {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) return errno;
+    return 0;
+}
+
+int sync_directory(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    const int rc = ::fsync(fd) == 0 ? 0 : errno;
+    ::close(fd);
+    return rc;
+}
+
+error locked_error() { return make_error(errc::locked); }
+
+// What an open descriptor holds once locked and checked.
+struct opened {
+    int fd = -1;
+    std::uint64_t last_seq = 0;
+    std::size_t size = 0;
+};
+
+class file_journal final : public journal {
+public:
+    file_journal(std::string path, int fd, std::uint64_t last, std::size_t size, boost::asio::any_io_executor blocking)
+        : path_(std::move(path)), fd_(fd), last_seq_(last), size_(size), blocking_(std::move(blocking)) {}
+    ~file_journal() override { (void)close(); }
+    file_journal(const file_journal&) = delete;
+    file_journal& operator=(const file_journal&) = delete;
+
+    boost::asio::awaitable<result<void>> append(std::uint64_t seq, record rec) override {
+        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        auto action = check_append(last_seq_, seq);
+        if (!action) co_return action.error();
+        if (*action == append_action::skip) co_return result<void>{};
+        rec.seq = seq;
+        std::string line = encode_record(rec);
+        line.push_back('\n');
+        const std::size_t line_size = line.size();
+        const int fd = fd_;
+        const std::size_t good = size_;
+        auto job = [fd, good, line = std::move(line)]() -> std::pair<int, int> {
+            // A failed write or sync is cut back to the last durable record, so the file
+            // never holds a half record in its interior and the next append (the
+            // terminal, after a failure) lands on a clean line.
+            if (const int err = write_all(fd, line); err != 0) {
+                (void)::ftruncate(fd, static_cast<off_t>(good));
+                return {err, 0};
+            }
+            if (::fdatasync(fd) != 0) {
+                const int err = errno;
+                (void)::ftruncate(fd, static_cast<off_t>(good));
+                return {0, err};
+            }
+            return {0, 0};
+        };
+        auto written = co_await offload(blocking_, std::move(job));
+        if (written.first != 0) co_return system_error("writing record", written.first);
+        if (written.second != 0) co_return system_error("syncing record", written.second);
+        size_ = good + line_size;
+        last_seq_ = seq;
+        co_return result<void>{};
+    }
+
+    boost::asio::awaitable<result<std::vector<record>>> records() override {
+        if (fd_ < 0) co_return storage_error(fmt::format("reading {}: the journal is closed", path_));
+        const int fd = fd_;
+        auto job = [fd]() -> std::pair<int, std::string> {
+            std::string text;
+            const int err = read_all(fd, text);
+            return {err, std::move(text)};
+        };
+        auto read = co_await offload(blocking_, std::move(job));
+        if (read.first != 0) co_return system_error("reading journal", read.first);
+        auto parsed = parse_journal(read.second);
+        if (!parsed) co_return parsed.error();
+        co_return std::move(parsed->records);
+    }
+
+    [[nodiscard]] std::uint64_t last_seq() const noexcept override { return last_seq_; }
+
+    result<void> close() override {
+        if (fd_ < 0) return {};
+        // Closing the description releases its OFD lock.
+        const int rc = ::close(fd_);
+        fd_ = -1;
+        if (rc != 0 && errno != EINTR) return system_error("closing journal", errno);
+        return {};
+    }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::uint64_t last_seq_ = 0;
+    std::size_t size_ = 0;
+    boost::asio::any_io_executor blocking_;
+};
+
+class file_store final : public store {
+public:
+    file_store(std::string dir, boost::asio::any_io_executor blocking)
+        : dir_(std::move(dir)), blocking_(std::move(blocking)) {}
+
+    boost::asio::awaitable<result<std::unique_ptr<journal>>> create(std::string id, meta_record meta) override {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        meta.run_id = id;
+        std::string line = encode_record(record{1, std::move(meta)});
+        line.push_back('\n');
+        const std::string path = path_of(id);
+        const std::string dir = dir_;
+        struct outcome {
+            result<opened> value = opened{};
+        };
+        auto job = [path, dir, id, line = std::move(line)]() -> outcome {
+            const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+            if (fd < 0) {
+                if (errno == EEXIST) return {make_error(errc::exists, gocompat::quote(id))};
+                return {system_error(fmt::format("creating journal {}", path), errno)};
+            }
+            const auto fail = [&](error e) {
+                ::close(fd);
+                ::unlink(path.c_str());
+                return outcome{std::move(e)};
+            };
+            if (const int err = lock_file(fd); err != 0) {
+                // Another process opened the new file between our create and lock.
+                ::close(fd);
+                return {err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err)};
+            }
+            if (const int err = write_all(fd, line); err != 0) return fail(system_error("writing record", err));
+            if (::fdatasync(fd) != 0) return fail(system_error("syncing record", errno));
+            // The new name must survive a crash too.
+            if (const int err = sync_directory(dir); err != 0) {
+                return fail(system_error("syncing store directory", err));
+            }
+            return {opened{fd, 1, line.size()}};
+        };
+        auto done = co_await offload(blocking_, std::move(job));
+        if (!done.value) co_return done.value.error();
+        co_return std::unique_ptr<journal>(
+            std::make_unique<file_journal>(path, done.value->fd, 1, done.value->size, blocking_));
+    }
+
+    boost::asio::awaitable<result<std::unique_ptr<journal>>> open(std::string id) override {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        const std::string path = path_of(id);
+        struct outcome {
+            result<opened> value = opened{};
+        };
+        auto job = [path, id]() -> outcome {
+            const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+            if (fd < 0) {
+                if (errno == ENOENT) return {make_error(errc::not_found, gocompat::quote(id))};
+                return {system_error(fmt::format("opening journal {}", path), errno)};
+            }
+            const auto fail = [&](error e) {
+                ::close(fd);
+                return outcome{std::move(e)};
+            };
+            if (const int err = lock_file(fd); err != 0) {
+                return fail(err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err));
+            }
+            std::string text;
+            if (const int err = read_all(fd, text); err != 0) return fail(system_error("reading journal", err));
+            auto parsed = parse_journal(text);
+            if (!parsed) return fail(parsed.error());
+            // A torn tail is cut away under the lock before anything is appended, so a
+            // crash mid-write never turns into interior corruption.
+            if (parsed->torn) {
+                if (::ftruncate(fd, static_cast<off_t>(parsed->good_size)) != 0) {
+                    return fail(system_error("repairing torn journal tail", errno));
+                }
+                if (::fdatasync(fd) != 0) return fail(system_error("syncing repaired journal", errno));
+            }
+            const std::uint64_t last = parsed->records.empty() ? 0 : parsed->records.back().seq;
+            return {opened{fd, last, parsed->good_size}};
+        };
+        auto done = co_await offload(blocking_, std::move(job));
+        if (!done.value) co_return done.value.error();
+        co_return std::unique_ptr<journal>(
+            std::make_unique<file_journal>(path, done.value->fd, done.value->last_seq, done.value->size, blocking_));
+    }
+
+    boost::asio::awaitable<result<std::vector<record>>> read(std::string id) override {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        const std::string path = path_of(id);
+        struct outcome {
+            result<std::vector<record>> value = std::vector<record>{};
+        };
+        auto job = [path, id]() -> outcome { return {read_path(path, id)}; };
+        auto done = co_await offload(blocking_, std::move(job));
+        co_return std::move(done.value);
+    }
+
+    boost::asio::awaitable<result<bool>> exists(std::string id) override {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        const std::string path = path_of(id);
+        auto job = [path]() -> int {
+            struct stat st {};
+            return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
+        };
+        const int err = co_await offload(blocking_, std::move(job));
+        if (err == 0) co_return true;
+        if (err == ENOENT) co_return false;
+        co_return system_error(fmt::format("checking journal {}", path), err);
+    }
+
+    boost::asio::awaitable<result<std::vector<run_info>>> list() override {
+        const std::string dir = dir_;
+        struct outcome {
+            result<std::vector<run_info>> value = std::vector<run_info>{};
+        };
+        auto job = [dir]() -> outcome { return {list_directory(dir)}; };
+        auto done = co_await offload(blocking_, std::move(job));
+        co_return std::move(done.value);
+    }
+
+    boost::asio::awaitable<result<void>> remove(std::string id) override {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        const std::string path = path_of(id);
+        struct outcome {
+            result<void> value;
+        };
+        auto job = [path]() -> outcome {
+            // Under the lock, so a journal being written is never removed beneath its writer.
+            const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+            if (fd < 0) {
+                if (errno == ENOENT) return {};
+                return {system_error(fmt::format("opening journal {}", path), errno)};
+            }
+            if (const int err = lock_file(fd); err != 0) {
+                ::close(fd);
+                return {err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err)};
+            }
+            outcome out;
+            if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+                out.value = system_error(fmt::format("removing journal {}", path), errno);
+            }
+            ::close(fd);
+            return out;
+        };
+        auto done = co_await offload(blocking_, std::move(job));
+        co_return std::move(done.value);
+    }
+
+    [[nodiscard]] std::string location() const override { return dir_; }
+
+private:
+    [[nodiscard]] std::string path_of(std::string_view id) const { return dir_ + "/" + std::string(id) + ".json"; }
+
+    static result<std::vector<record>> read_path(const std::string& path, const std::string& id) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT) return make_error(errc::not_found, gocompat::quote(id));
+            return system_error(fmt::format("opening journal {}", path), errno);
+        }
+        std::string text;
+        const int err = read_all(fd, text);
+        ::close(fd);
+        if (err != 0) return system_error(fmt::format("reading journal {}", path), err);
+        auto parsed = parse_journal(text);
+        if (!parsed) return parsed.error();
+        return std::move(parsed->records);
+    }
+
+    static result<std::vector<run_info>> list_directory(const std::string& dir) {
+        std::error_code ec;
+        fs::directory_iterator it(dir, ec);
+        if (ec) return storage_error(fmt::format("reading run store {}: {}", dir, ec.message()));
+        std::vector<run_info> out;
+        for (const auto& entry : it) {
+            const auto name = entry.path().filename().string();
+            if (name.size() <= 5 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
+            const auto id = name.substr(0, name.size() - 5);
+            if (!validate_id(id)) continue;
+            std::error_code type_ec;
+            if (!entry.is_regular_file(type_ec)) continue;
+            const auto path = dir + "/" + name;
+            struct stat st {};
+            if (::stat(path.c_str(), &st) != 0) continue;
+            auto records = read_path(path, id);
+            if (!records) continue;
+            auto state = fold(*records);
+            if (!state) continue;
+            run_info info;
+            info.run_id = state->run_id;
+            info.created = state->created;
+            info.updated = gocompat::go_time{std::chrono::sys_seconds{std::chrono::seconds{st.st_mtim.tv_sec}},
+                                             static_cast<std::uint32_t>(st.st_mtim.tv_nsec),
+                                             {}};
+            info.model = state->fingerprint.model;
+            info.prompt = state->prompt;
+            if (state->terminal) info.terminal = state->terminal->reason;
+            out.push_back(std::move(info));
+        }
+        std::sort(out.begin(), out.end(), [](const run_info& a, const run_info& b) { return a.run_id < b.run_id; });
+        return out;
+    }
+
+    std::string dir_;
+    boost::asio::any_io_executor blocking_;
+};
+
+// mkdir -p with 0700 for every directory it creates.
+void make_directories(const std::string& dir) {
+    std::string partial;
+    std::size_t pos = 0;
+    while (pos <= dir.size()) {
+        const auto next = dir.find('/', pos);
+        const auto end = next == std::string::npos ? dir.size() : next;
+        partial = dir.substr(0, end);
+        if (!partial.empty() && ::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+            throw startup_error(fmt::format("creating run store {}: {}", gocompat::quote(dir), std::strerror(errno)));
+        }
+        if (next == std::string::npos) break;
+        pos = next + 1;
+    }
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw startup_error(fmt::format("creating run store {}: not a directory", gocompat::quote(dir)));
+    }
+}
+
+}  // namespace
+
+std::string resolve_file_directory(std::string_view option_directory, std::string_view store_dir) {
+    if (!option_directory.empty()) {
+        fs::path dir(option_directory);
+        if (!store_dir.empty() && dir.is_relative()) dir = fs::path(store_dir) / dir;
+        return dir.lexically_normal().string();
+    }
+    if (!store_dir.empty()) return (fs::path(store_dir) / "runs").lexically_normal().string();
+    // Never the working directory: journals would leak into repositories.
+    std::string base;
+    if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
+        base = xdg;
+    } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+        base = (fs::path(home) / ".local" / "state").string();
+    } else {
+        throw startup_error(
+            "resolving home directory: $HOME is not defined; set XDG_STATE_HOME or harness.sessions.options.directory");
+    }
+    return (fs::path(base) / "fisk-ai" / "runs").lexically_normal().string();
+}
+
+std::shared_ptr<store> make_file_store(std::string directory, boost::asio::any_io_executor blocking) {
+    if (directory.empty()) throw startup_error("creating run store: the directory is empty");
+    while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+    make_directories(directory);
+    return std::make_shared<file_store>(std::move(directory), std::move(blocking));
+}
+
+namespace detail {
+
+std::shared_ptr<store> file_store_factory(std::string_view options_json, const context& ctx) {
+    const auto options = decode_options(options_json, "file session", {"directory"});
+    std::string directory;
+    if (const auto* d = options.if_contains("directory")) {
+        if (!d->is_string()) {
+            throw startup_error(fmt::format(
+                "invalid file session options: \"directory\" is a {}, want a string (a path; relative ones are under "
+                "the state directory)",
+                gocompat::json_kind_name(*d)));
+        }
+        directory = std::string(d->get_string());
+    }
+    return make_file_store(resolve_file_directory(directory, ctx.store_dir), ctx.blocking);
+}
+
+}  // namespace detail
+
+}  // namespace fiskai::runstate

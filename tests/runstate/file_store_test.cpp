@@ -1,0 +1,324 @@
+// The file backend: the shared contract, then what is particular to files: tail repair,
+// interior corruption, the OFD lock in one process and across processes, a failed append
+// that keeps the terminal writable, directory resolution, options, a Go-written journal.
+#include <fiskai/runstate/file_store.hpp>
+#include <fiskai/runstate/fingerprint.hpp>
+
+#include "child.hpp"
+#include "file_env.hpp"
+#include "store_contract.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+namespace rs = fiskai::runstate;
+namespace llm = fiskai::llm;
+namespace fs = std::filesystem;
+using fiskai::test::runstate_contract::await;
+using fiskai::test::runstate_contract::sample_meta;
+
+namespace {
+
+struct env {
+    fiskai::test::temp_dir dir;
+    boost::asio::thread_pool pool{2};
+    std::shared_ptr<rs::store> store = rs::make_file_store(dir.str() + "/runs", pool.get_executor());
+    [[nodiscard]] fs::path journal(const std::string& id) const { return dir.path / "runs" / (id + ".json"); }
+};
+
+std::string writer_path() { return fiskai::test::binary_path("tests/runstate/runstate_journal_writer"); }
+
+}  // namespace
+
+TEST_CASE("file backend: the store contract", "[file][contract]") {
+    fiskai::test::temp_dir dir;
+    boost::asio::thread_pool pool(2);
+    int n = 0;
+    fiskai::test::runstate_contract::run_store_contract(
+        [&] { return rs::make_file_store(dir.str() + "/s" + std::to_string(n++), pool.get_executor()); });
+}
+
+TEST_CASE("file backend: directory and journal modes, one line per record", "[file]") {
+    env e;
+    auto j = await(e.store->create("modes", sample_meta()));
+    REQUIRE(j.has_value());
+    struct stat st {};
+    REQUIRE(::stat((e.dir.path / "runs").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    REQUIRE(::stat(e.journal("modes").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    REQUIRE(await((*j)->append(2, rs::record{2, rs::terminal_record{rs::terminal_reason::completed, ""}})).has_value());
+    const auto text = fiskai::test::read_file(e.journal("modes"));
+    CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+    CHECK(
+        text.ends_with("{\"seq\":2,\"protocol\":\"io.choria.fisk-ai.v1.session.terminal\",\"terminal\":{\"reason\":"
+                       "\"completed\"}}\n"));
+    // Only hashes of the configuration are stored, never the prompt inside the fingerprint.
+    CHECK(text.find("\"fingerprint\":{\"provider\":\"anthropic\"") != std::string::npos);
+}
+
+TEST_CASE("file backend: a torn last line is dropped on read and cut away under the lock on open", "[file]") {
+    env e;
+    {
+        auto j = await(e.store->create("torn", sample_meta()));
+        REQUIRE(j.has_value());
+        REQUIRE(await((*j)->append(2, fiskai::test::runstate_contract::assistant_text(2, 0, "kept"))).has_value());
+    }
+    const auto good = fiskai::test::read_file(e.journal("torn"));
+
+    SECTION("a half record") {
+        fiskai::test::write_file(e.journal("torn"), good + R"({"seq":3,"protocol":"io.choria.fisk-ai.v1.sess)");
+    }
+    SECTION("a whole record without its newline") {
+        fiskai::test::write_file(
+            e.journal("torn"),
+            good + R"({"seq":3,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"completed"}})");
+    }
+    SECTION("garbage with a newline (Go's rule)") {
+        fiskai::test::write_file(e.journal("torn"), good + "{\"seq\":3,\x01\n");
+    }
+
+    auto loaded = await(e.store->load("torn"));
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->last_seq == 2);
+    CHECK(!loaded->terminal);
+
+    auto j = await(e.store->open("torn"));
+    REQUIRE(j.has_value());
+    CHECK((*j)->last_seq() == 2);
+    CHECK(fiskai::test::read_file(e.journal("torn")) == good);
+    REQUIRE(await((*j)->append_next(rs::terminal_record{rs::terminal_reason::suspended, ""})).has_value());
+    auto state = await(e.store->load("torn"));
+    REQUIRE(state.has_value());
+    CHECK(state->last_seq == 3);
+    CHECK(state->terminal->reason == rs::terminal_reason::suspended);
+}
+
+TEST_CASE("file backend: interior garbage and schema failures are corrupt and never appended to", "[file]") {
+    env e;
+    {
+        auto j = await(e.store->create("bad", sample_meta()));
+        REQUIRE(j.has_value());
+    }
+    const auto good = fiskai::test::read_file(e.journal("bad"));
+    const std::string terminal =
+        R"({"seq":3,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"completed"}})";
+
+    SECTION("garbage inside") {
+        fiskai::test::write_file(e.journal("bad"), good + "not json\n" + terminal + "\n");
+        auto l = await(e.store->load("bad"));
+        REQUIRE(!l.has_value());
+        CHECK(l.error().code == rs::errc::corrupt);
+        CHECK_THAT(l.error().message, Catch::Matchers::StartsWith("corrupt record sequence: line 2: not JSON"));
+    }
+    SECTION("a last line that parses but fails its schema") {
+        fiskai::test::write_file(
+            e.journal("bad"),
+            good + R"({"seq":2,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"finished"}})"
+                   "\n");
+        auto l = await(e.store->load("bad"));
+        REQUIRE(!l.has_value());
+        CHECK_THAT(l.error().message, Catch::Matchers::StartsWith(
+                                          "corrupt record sequence: line 2: session.terminal.json: /terminal/reason"));
+    }
+    const auto before = fiskai::test::read_file(e.journal("bad"));
+    auto o = await(e.store->open("bad"));
+    REQUIRE(!o.has_value());
+    CHECK(o.error().code == rs::errc::corrupt);
+    CHECK(fiskai::test::read_file(e.journal("bad")) == before);
+    // Nothing holds the lock after a refused open.
+    fiskai::test::write_file(e.journal("bad"), good);
+    CHECK(await(e.store->open("bad")).has_value());
+}
+
+TEST_CASE("file backend: the OFD lock excludes a second journal of one run in this process", "[file][lock]") {
+    env e;
+    auto first = await(e.store->create("one", sample_meta()));
+    REQUIRE(first.has_value());
+    auto again = await(e.store->open("one"));
+    REQUIRE(!again.has_value());
+    CHECK(again.error().code == rs::errc::locked);
+    // A second store over the same directory is another description too.
+    auto other_store = rs::make_file_store((e.dir.path / "runs").string(), e.pool.get_executor());
+    CHECK(await(other_store->open("one")).error().code == rs::errc::locked);
+    auto rm = await(e.store->remove("one"));
+    REQUIRE(!rm.has_value());
+    CHECK(rm.error().code == rs::errc::locked);
+    // Load, read, list and exists take no lock.
+    CHECK(await(e.store->load("one")).has_value());
+    CHECK(await(e.store->exists("one")).value());
+    REQUIRE((*first)->close().has_value());
+    auto reopened = await(e.store->open("one"));
+    REQUIRE(reopened.has_value());
+    reopened->reset();  // the destructor releases the lock too
+    CHECK(await(e.store->open("one")).has_value());
+}
+
+TEST_CASE("file backend: the lock holds across processes and dies with its holder", "[file][lock]") {
+    env e;
+    fiskai::test::child_process holder({writer_path(), "hold", (e.dir.path / "runs").string(), "shared"});
+    REQUIRE(holder.read_line() == "holding");
+    auto o = await(e.store->open("shared"));
+    REQUIRE(!o.has_value());
+    CHECK(o.error().code == rs::errc::locked);
+    CHECK(await(e.store->create("shared", sample_meta())).error().code == rs::errc::exists);
+
+    SECTION("released when the holder closes it") {
+        holder.close_stdin();
+        CHECK(WIFEXITED(holder.wait()));
+    }
+    SECTION("released by the kernel when the holder is killed") {
+        holder.kill(SIGKILL);
+        CHECK(WIFSIGNALED(holder.wait()));
+    }
+    auto after = await(e.store->open("shared"));
+    REQUIRE(after.has_value());
+    CHECK((*after)->last_seq() == 1);
+    // And the child is refused while this process holds it.
+    fiskai::test::child_process second({writer_path(), "hold", (e.dir.path / "runs").string(), "shared"});
+    const auto line = second.read_line();
+    REQUIRE(line.has_value());
+    CHECK(*line == "error run is already locked (by another process or a concurrent run of the same id)");
+}
+
+TEST_CASE("file backend: a failed append leaves the journal whole and the terminal writable", "[file]") {
+    env e;
+    auto j = await(e.store->create("full", sample_meta()));
+    REQUIRE(j.has_value());
+    const auto before = fiskai::test::read_file(e.journal("full"));
+
+    // A file size limit makes the write fail part-way (EFBIG), as a full disk would.
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    rlimit small = saved;
+    small.rlim_cur = before.size() + 300;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    auto big = await((*j)->append(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    std::signal(SIGXFSZ, SIG_DFL);
+
+    REQUIRE(!big.has_value());
+    CHECK(big.error().code == rs::errc::storage);
+    CHECK(big.error().message == "writing record: File too large");
+    CHECK((*j)->last_seq() == 1);
+    CHECK(fiskai::test::read_file(e.journal("full")) == before);
+
+    // The runner's local seq moved on; append_next still lands the terminal.
+    REQUIRE(await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run: writing record"}))
+                .has_value());
+    auto state = await(e.store->load("full"));
+    REQUIRE(state.has_value());
+    REQUIRE(state->terminal.has_value());
+    CHECK(state->terminal->reason == rs::terminal_reason::error);
+    CHECK(state->last_seq == 2);
+}
+
+TEST_CASE("file backend: list skips what is not a readable run", "[file]") {
+    env e;
+    REQUIRE(await(e.store->create("ok", sample_meta())).has_value());
+    fiskai::test::write_file(e.dir.path / "runs" / "ok.lock", "");          // a stale Go lock file
+    fiskai::test::write_file(e.dir.path / "runs" / "bad name.json", "{}");  // not a valid id
+    fiskai::test::write_file(e.dir.path / "runs" / "broken.json", "garbage\n{}\n");
+    fiskai::test::write_file(e.dir.path / "runs" / "notes.txt", "");
+    fs::create_directory(e.dir.path / "runs" / "dir.json");
+    auto list = await(e.store->list());
+    REQUIRE(list.has_value());
+    REQUIRE(list->size() == 1);
+    CHECK((*list)[0].run_id == "ok");
+    CHECK((*list)[0].updated.seconds.time_since_epoch().count() > 0);
+}
+
+TEST_CASE("file backend: directory resolution and options", "[file][options]") {
+    SECTION("the option, rebased under the store dir when relative; absolute wins") {
+        CHECK(rs::resolve_file_directory("sessions", "/state") == "/state/sessions");
+        CHECK(rs::resolve_file_directory("/abs/runs", "/state") == "/abs/runs");
+        CHECK(rs::resolve_file_directory("", "/state") == "/state/runs");
+    }
+    SECTION("XDG_STATE_HOME, then the home directory") {
+        const char* old_xdg = std::getenv("XDG_STATE_HOME");
+        const std::string saved_xdg = old_xdg ? old_xdg : "";
+        ::setenv("XDG_STATE_HOME", "/xdg", 1);
+        CHECK(rs::resolve_file_directory("", "") == "/xdg/fisk-ai/runs");
+        ::unsetenv("XDG_STATE_HOME");
+        CHECK(rs::resolve_file_directory("", "") == std::string(std::getenv("HOME")) + "/.local/state/fisk-ai/runs");
+        if (old_xdg) ::setenv("XDG_STATE_HOME", saved_xdg.c_str(), 1);
+    }
+    SECTION("make_store builds the file backend from strict options") {
+        fiskai::test::temp_dir dir;
+        boost::asio::thread_pool pool(1);
+        rs::context ctx{pool.get_executor(), dir.str(), nullptr};
+        auto s = rs::make_store("file", R"({"directory":"mine"})", ctx);
+        CHECK(s->location() == dir.str() + "/mine");
+        CHECK(fs::is_directory(dir.path / "mine"));
+        CHECK(rs::make_store("file", "", ctx)->location() == dir.str() + "/runs");
+        CHECK_THROWS_WITH(rs::make_store("file", R"({"dir":"x"})", ctx),
+                          R"(invalid file session options: json: unknown field "dir" (known: directory))");
+        CHECK_THROWS_WITH(rs::make_store("file", R"({"directory":3})", ctx),
+                          Catch::Matchers::StartsWith(R"(invalid file session options: "directory" is a number)"));
+        CHECK_THROWS_WITH(rs::make_store("file", "[1]", ctx),
+                          "invalid file session options: want a JSON object, got a array");
+        CHECK_THROWS_WITH(rs::make_store("sqlite", "", ctx),
+                          Catch::Matchers::StartsWith(R"(unknown session backend "sqlite": known backends are [file)"));
+        CHECK(!rs::needs_nats("file"));
+        CHECK_THROWS_AS(rs::register_backend(
+                            "file", [](std::string_view, const rs::context&) { return std::shared_ptr<rs::store>(); }),
+                        std::logic_error);
+    }
+}
+
+TEST_CASE("file backend: a journal the Go original wrote folds and resumes without drift", "[file][go]") {
+    env e;
+    const auto fixture = fiskai::test::read_file(fiskai::test::source_path("tests/runstate/fixtures/go_journal.json"));
+    const std::string id = "2xK9c0ZqJ6m2W3o1S8TQb5ZQwVb";
+    fiskai::test::write_file(e.journal(id), fixture);
+
+    auto state = await(e.store->load(id));
+    REQUIRE(state.has_value());
+    CHECK(state->terminal->reason == rs::terminal_reason::suspended);
+    REQUIRE(state->pending.has_value());
+    CHECK(state->pending->iteration == 2);
+    CHECK(state->counters == rs::counters{3, 2, 1, 1590, 270, 3000, 3000});
+    CHECK(state->next_iteration == 3);
+
+    // The same configuration fingerprinted here: no drift, no --force.
+    rs::fingerprint current{
+        "anthropic",
+        "claude-sonnet-4-6",
+        rs::system_hash(
+            {"You are a NATS operator. Use <tools> & report.", "When you need a human, ask with the hitl tools."}),
+        rs::tools_hash(
+            {{"stream_info", "Shows a stream's <state> & config",
+              boost::json::parse(
+                  R"({"type":"object","properties":{"stream":{"type":"string","description":"the stream"},"limit":{"type":"integer","maximum":100}},"required":["stream"]})")
+                  .as_object(),
+              false},
+             {"memory_read", "Reads a memory",
+              boost::json::parse(R"({"type":"object","properties":{"key":{"type":"string"}}})").as_object(), true}}),
+        "summarized",
+        200000,
+        50};
+    CHECK(rs::check_resume(id, state->fingerprint, current, false) == std::nullopt);
+
+    // Resume: finish the pending tool, answer, complete.
+    auto j = await(e.store->open(id));
+    REQUIRE(j.has_value());
+    CHECK((*j)->last_seq() == 8);
+    REQUIRE(await((*j)->append(9, rs::record{9, rs::tool_result_record{"toolu_03", {"toolu_03", "{}", false}, false}}))
+                .has_value());
+    REQUIRE(await((*j)->append(10, fiskai::test::runstate_contract::assistant_text(10, 3, "done"))).has_value());
+    REQUIRE(await((*j)->append_next(rs::terminal_record{rs::terminal_reason::completed, ""})).has_value());
+    auto done = await(e.store->load(id));
+    REQUIRE(done.has_value());
+    CHECK(done->completed());
+    CHECK(!done->pending);
+    // The Go bytes are untouched and ours follow them.
+    CHECK(fiskai::test::read_file(e.journal(id)).starts_with(fixture));
+}
