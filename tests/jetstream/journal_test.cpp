@@ -170,6 +170,10 @@ TEST_CASE("jetstream journal: bind checks refuse what would lose or mutate a rec
     CHECK_THROWS_WITH(await(rs::bind_jetstream_store(o, store_context(f))),
                       "jetstream session: options.stream is required (the JetStream stream name); the stream must "
                       "already exist");
+    // Registered beside the file backend, needing NATS.
+    CHECK(rs::needs_nats("jetstream"));
+    CHECK(rs::backends() == std::vector<std::string>{"file", "jetstream"});
+    CHECK(rs::make_store("jetstream", R"({"stream":"GOOD"})", store_context(f))->location() == "stream \"GOOD\"");
     // The registry's factory: strict options, then the same bind.
     CHECK(rs::make_jetstream_store(R"({"stream":"GOOD"})", store_context(f))->location() == "stream \"GOOD\"");
     CHECK_THROWS_AS(rs::make_jetstream_store(R"({"stream":"GOOD","extra":1})", store_context(f)), rs::startup_error);

@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <mutex>
 
 namespace fiskai::runstate {
 
@@ -513,11 +512,6 @@ std::shared_ptr<store> make_jetstream_store(std::string_view options_json, const
     auto done = asio::co_spawn(io, bind_jetstream_store(std::move(options), ctx), asio::use_future);
     io.run();
     return done.get();
-}
-
-void register_jetstream_backend() {
-    static std::once_flag once;
-    std::call_once(once, [] { register_backend(std::string(backend_jetstream), make_jetstream_store, true); });
 }
 
 }  // namespace fiskai::runstate

@@ -34,12 +34,9 @@ struct jetstream_store_options {
 [[nodiscard]] boost::asio::awaitable<std::shared_ptr<store>> bind_jetstream_store(jetstream_store_options options,
                                                                                   const context& ctx);
 
-// The registry's factory: decodes `{"stream": ...}` strictly, then binds. The factory
+// The registry's factory (registered as `jetstream`, needing NATS): decodes `{"stream": ...}` strictly, then binds. The factory
 // signature is synchronous, so this runs the bind on a private io_context and blocks the
 // caller for at most the bind timeout: call it at start-up, before the io thread serves.
 [[nodiscard]] std::shared_ptr<store> make_jetstream_store(std::string_view options_json, const context& ctx);
-
-// Registers make_jetstream_store as backend `jetstream` (needs NATS). Idempotent.
-void register_jetstream_backend();
 
 }  // namespace fiskai::runstate
