@@ -22,12 +22,10 @@ std::optional<std::string> find_header(const headers& h, std::string_view name) 
 
 namespace detail {
 
-error make_error(natsStatus status, jsErrCode err_code) {
+error make_error(natsStatus status, int err_code, std::string text) {
     error out;
-    out.err_code = static_cast<int>(err_code);
-    natsStatus last = NATS_OK;
-    const char* detail = nats_GetLastError(&last);
-    out.message = (detail && *detail) ? std::string(detail) : std::string(natsStatus_GetText(status));
+    out.err_code = err_code;
+    out.message = std::move(text);
     switch (status) {
         case NATS_NOT_FOUND: out.code = errc::not_found; break;
         case NATS_TIMEOUT: out.code = errc::timed_out; break;
@@ -44,6 +42,13 @@ error make_error(natsStatus status, jsErrCode err_code) {
         default: break;
     }
     return out;
+}
+
+error make_error(natsStatus status, jsErrCode err_code) {
+    natsStatus last = NATS_OK;
+    const char* detail = nats_GetLastError(&last);
+    return make_error(status, static_cast<int>(err_code),
+                      (detail && *detail) ? std::string(detail) : std::string(natsStatus_GetText(status)));
 }
 
 headers copy_headers(natsMsg* msg) {
@@ -198,6 +203,7 @@ context::context(conns::connection& connection, asio::any_io_executor blocking, 
     if (const natsStatus s = natsConnection_JetStream(&impl_->js, impl_->nc, &o); s != NATS_OK) {
         throw std::runtime_error(fmt::format("jetstream: {}", conns::nats_status_text(s)));
     }
+    start_async_publishing();
 }
 
 context::~context() = default;
@@ -223,10 +229,51 @@ asio::awaitable<result<jetstream::stream_info>> context::get_stream_info(std::st
     co_return co_await offload(impl_->blocking, std::move(call));
 }
 
+namespace {
+
+// nats.c's acknowledgement handler for the asynchronous publishes (its own thread).
+void on_async_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+    auto* st = static_cast<context::impl*>(closure);
+    std::function<void(result<publish_ack>)> done;
+    {
+        std::lock_guard lock(st->pending_mu);
+        if (auto it = st->pending.find(msg); it != st->pending.end()) {
+            done = std::move(it->second);
+            st->pending.erase(it);
+        }
+    }
+    result<publish_ack> out = publish_ack{};
+    if (pa) {
+        publish_ack ack;
+        if (pa->Stream) ack.stream = pa->Stream;
+        ack.sequence = pa->Sequence;
+        ack.duplicate = pa->Duplicate;
+        out = std::move(ack);
+    } else if (pae) {
+        out = detail::make_error(pae->Err, static_cast<int>(pae->ErrCode),
+                                 pae->ErrText ? std::string(pae->ErrText) : std::string(natsStatus_GetText(pae->Err)));
+    } else {
+        out = error{errc::failed, 0, "publish acknowledgement without a result"};
+    }
+    natsMsg_Destroy(msg);  // handed back to us by nats.c
+    if (done) done(std::move(out));
+}
+
+}  // namespace
+
+void context::start_async_publishing() {
+    jsOptions o = detail::api_options(impl_->default_timeout);
+    o.PublishAsync.AckHandler = on_async_ack;
+    o.PublishAsync.AckHandlerClosure = impl_.get();
+    if (const natsStatus s = natsConnection_JetStream(&impl_->async_js, impl_->nc, &o); s != NATS_OK) {
+        throw std::runtime_error(fmt::format("jetstream: {}", conns::nats_status_text(s)));
+    }
+}
+
 asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::string data, headers hdrs,
                                                       publish_options options) {
-    auto call = [st = impl_, subject = std::move(subject), data = std::move(data), hdrs = std::move(hdrs),
-                 options = std::move(options)]() -> result<publish_ack> {
+    auto start = [st = impl_, subject = std::move(subject), data = std::move(data), hdrs = std::move(hdrs),
+                  options = std::move(options)](std::function<void(result<publish_ack>)> done) {
         natsMsg* msg = nullptr;
         natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
         for (const auto& [k, v] : hdrs) {
@@ -235,10 +282,12 @@ asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::
         if (s != NATS_OK) {
             auto e = detail::make_error(s);
             natsMsg_Destroy(msg);
-            return e;
+            done(std::move(e));
+            return;
         }
         jsPubOptions po;
         jsPubOptions_Init(&po);
+        // nats.c times an asynchronous publish out through the same handler.
         po.MaxWait = st->effective(options.timeout).count();
         if (!options.msg_id.empty()) po.MsgId = options.msg_id.c_str();
         if (!options.expect_stream.empty()) po.ExpectStream = options.expect_stream.c_str();
@@ -250,19 +299,26 @@ asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::
                 po.ExpectLastSubjectSeq = *options.expect_last_subject_sequence;
             }
         }
-        jsPubAck* pa = nullptr;
-        jsErrCode ec = static_cast<jsErrCode>(0);
-        s = js_PublishMsg(&pa, st->js, msg, &po, &ec);
-        natsMsg_Destroy(msg);
-        if (s != NATS_OK) return detail::make_error(s, ec);
-        publish_ack out;
-        if (pa->Stream) out.stream = pa->Stream;
-        out.sequence = pa->Sequence;
-        out.duplicate = pa->Duplicate;
-        jsPubAck_Destroy(pa);
-        return out;
+        // Registered before the publish: the ack may come before js_PublishMsgAsync returns.
+        // The entry keeps the context alive until it has answered.
+        {
+            std::lock_guard lock(st->pending_mu);
+            st->pending.emplace(msg, [st, done](result<publish_ack> r) { done(std::move(r)); });
+        }
+        natsMsg* handed = msg;
+        s = js_PublishMsgAsync(st->async_js, &handed, &po);
+        if (s != NATS_OK && handed) {
+            // Still ours: nats.c did not take it, and no ack will come.
+            auto e = detail::make_error(s);
+            {
+                std::lock_guard lock(st->pending_mu);
+                st->pending.erase(msg);
+            }
+            natsMsg_Destroy(msg);
+            done(std::move(e));
+        }
     };
-    co_return co_await offload(impl_->blocking, std::move(call));
+    co_return co_await await_callback<result<publish_ack>>(std::move(start));
 }
 
 asio::awaitable<result<message>> context::last_message(std::string stream, std::string subject, milliseconds timeout) {

@@ -6,13 +6,18 @@
 
 #include <nats/nats.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 
 namespace fiskai::jetstream::detail {
 
 // An error from a failed nats.c call, read on the thread that made it.
 [[nodiscard]] error make_error(natsStatus status, jsErrCode err_code = static_cast<jsErrCode>(0));
+// The same with the text given (an asynchronous publish's error carries its own).
+[[nodiscard]] error make_error(natsStatus status, int err_code, std::string text);
 
 [[nodiscard]] jetstream::headers copy_headers(natsMsg* msg);
 // A stored message (js_GetMsg, js_GetLastMsg, an ordered delivery).
@@ -38,10 +43,17 @@ namespace fiskai::jetstream {
 struct context::impl {
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
+    // Publishes go out asynchronously on their own context: the ack comes back on nats.c's
+    // thread and is posted to the awaiter, so a publish costs no pool thread and no extra
+    // hop (the journal's append latency is one publish round trip).
+    jsCtx* async_js = nullptr;
+    std::mutex pending_mu;
+    std::unordered_map<natsMsg*, std::function<void(result<publish_ack>)>> pending;  // by the published message
     boost::asio::any_io_executor blocking;
     milliseconds default_timeout{15000};
 
     ~impl() {
+        if (async_js) jsCtx_Destroy(async_js);
         if (js) jsCtx_Destroy(js);
     }
     [[nodiscard]] milliseconds effective(milliseconds t) const { return t.count() > 0 ? t : default_timeout; }

@@ -289,6 +289,8 @@ public:
     boost::asio::awaitable<result<jetstream::stream_info>> get_stream_info(std::string stream,
                                                                            std::string subjects_filter = {},
                                                                            milliseconds timeout = milliseconds(0));
+    // An asynchronous JetStream publish (no pool thread): resumes when the ack, an API
+    // error or the timeout comes.
     boost::asio::awaitable<result<publish_ack>> publish(std::string subject, std::string data,
                                                         jetstream::headers headers = {}, publish_options options = {});
     // The last message stored on `subject` (which may be a wildcard): errc::not_found when none.
@@ -322,6 +324,7 @@ public:
     struct impl;
 
 private:
+    void start_async_publishing();
     std::shared_ptr<impl> impl_;
 };
 

@@ -113,6 +113,57 @@ auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_res
     }
 }
 
+// Starts an operation that reports once, from any thread, through a callback: `start` is
+// called at once on the awaiter's thread with `done`, a copyable callable taking the
+// result, to be called exactly once. The awaiter resumes on its executor with the result;
+// cancellation behaves as offload()'s (the result is dropped when it comes).
+template <typename R, typename Start>
+auto await_callback(Start start) -> boost::asio::awaitable<R> {
+    using signature = void(std::exception_ptr, std::optional<R>);
+    auto initiation = [](auto handler, Start begin) {
+        using handler_type = decltype(handler);
+        auto io = boost::asio::get_associated_executor(handler);
+        auto state = std::make_shared<detail::offload_state<R, handler_type>>(std::move(handler));
+        auto complete = [state](std::exception_ptr e, std::optional<R> v) {
+            if (state->completed) return;
+            state->completed = true;
+            auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
+            if (slot.is_connected()) slot.clear();
+            std::move(state->handler)(std::move(e), std::move(v));
+        };
+        auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
+        if (slot.is_connected()) {
+            slot.assign([io, complete](boost::asio::cancellation_type type) {
+                if ((type & boost::asio::cancellation_type::terminal) == boost::asio::cancellation_type::none) return;
+                boost::asio::post(io, [complete] {
+                    complete(
+                        std::make_exception_ptr(boost::system::system_error(boost::asio::error::operation_aborted)),
+                        std::nullopt);
+                });
+            });
+        }
+        // The work count is held until the result is delivered; a holder shared by the
+        // copies of `done` lets the one call release it.
+        auto tracked = std::make_shared<
+            std::optional<decltype(boost::asio::prefer(io, boost::asio::execution::outstanding_work.tracked))>>(
+            boost::asio::prefer(io, boost::asio::execution::outstanding_work.tracked));
+        auto done = [tracked, complete](R value) {
+            auto ex = std::move(**tracked);
+            tracked->reset();
+            boost::asio::post(ex,
+                              [complete, value = std::move(value)]() mutable { complete(nullptr, std::move(value)); });
+        };
+        try {
+            begin(std::move(done));
+        } catch (...) {
+            boost::asio::post(io, [complete, e = std::current_exception()] { complete(e, std::nullopt); });
+        }
+    };
+    std::optional<R> value = co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, signature>(
+        std::move(initiation), boost::asio::use_awaitable, std::move(start));
+    co_return std::move(*value);
+}
+
 // Runs `fn()` on `pool` (an executor whose handlers may block, e.g. a thread_pool's).
 template <typename PoolExecutor, typename F>
 auto offload(PoolExecutor pool, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
