@@ -1,0 +1,205 @@
+// The session journal's figures: file-backend appends per second (write + fdatasync per
+// record, through the blocking pool and back) beside the floor, a plain C loop of write +
+// fdatasync of the same lines on the same disk; and fold of a 10,000-record journal, alone
+// and with the read, parse and schema check in front of it (store::load).
+//
+// Usage: journal_bench [appends] [directory on the disk to measure]
+#include <fiskai/runstate/file_store.hpp>
+#include <fiskai/runstate/state.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rs = fiskai::runstate;
+namespace llm = fiskai::llm;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+template <class T>
+T run(boost::asio::awaitable<T> a) {
+    boost::asio::io_context ioc;
+    auto f = boost::asio::co_spawn(ioc, std::move(a), boost::asio::use_future);
+    ioc.run();
+    return f.get();
+}
+
+rs::record sample(std::uint64_t seq) {
+    // A realistic mix: an assistant turn with a tool call, then its result.
+    if (seq % 2 == 0) {
+        rs::assistant_record a;
+        a.iteration = static_cast<std::int64_t>(seq / 2);
+        a.message.who = llm::role::assistant;
+        a.message.content.push_back(llm::text_block{"Checking the stream state before changing anything."});
+        a.message.content.push_back(llm::tool_use_block{
+            "toolu_" + std::to_string(seq), "stream_info", R"({"stream":"ORDERS","json":true})", {}});
+        a.stop_reason = "tool_use";
+        a.in_tokens = 1200;
+        a.out_tokens = 80;
+        a.cache_read_tokens = 3000;
+        return {seq, a};
+    }
+    rs::tool_result_record t;
+    t.tool_use_id = "toolu_" + std::to_string(seq - 1);
+    t.result = {t.tool_use_id,
+                R"({"command":"stream info ORDERS --json","exit_code":0,"output":")" + std::string(300, 'o') + R"("})",
+                false};
+    return {seq, t};
+}
+
+rs::meta_record meta() {
+    rs::meta_record m;
+    m.prompt = "report on the ORDERS stream";
+    m.fingerprint = {"anthropic", "claude-sonnet-4-6", std::string(64, 'a'), std::string(64, 'b'), "off", 200000, 50};
+    return m;
+}
+
+double floor_rate(const std::string& dir, int n) {
+    const std::string path = dir + "/floor.json";
+    const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) std::abort();
+    std::vector<std::string> lines;
+    for (int i = 0; i < n; ++i) lines.push_back(rs::encode_record(sample(static_cast<std::uint64_t>(i) + 2)) + "\n");
+    const auto start = clock_type::now();
+    for (const auto& line : lines) {
+        if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
+        if (::fdatasync(fd) != 0) std::abort();
+    }
+    const auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+    ::close(fd);
+    ::unlink(path.c_str());
+    return n / elapsed;
+}
+
+double journal_rate(const std::string& dir, int n, boost::asio::thread_pool& pool) {
+    auto store = rs::make_file_store(dir + "/runs", pool.get_executor());
+    auto work = [&]() -> boost::asio::awaitable<double> {
+        auto j = co_await store->create("bench", meta());
+        if (!j) std::abort();
+        std::vector<rs::record> records;
+        for (int i = 0; i < n; ++i) records.push_back(sample(static_cast<std::uint64_t>(i) + 2));
+        const auto start = clock_type::now();
+        for (auto& r : records) {
+            const auto seq = r.seq;
+            auto ok = co_await (*j)->append(seq, std::move(r));
+            if (!ok) std::abort();
+        }
+        const auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+        co_return n / elapsed;
+    };
+    auto task = work();
+    const double rate = run(std::move(task));
+    auto removal = store->remove("bench");
+    (void)run(std::move(removal));
+    return rate;
+}
+
+struct fold_figures {
+    double fold_ms = 0;
+    double load_ms = 0;
+    std::size_t bytes = 0;
+};
+
+fold_figures fold_figure(const std::string& dir, boost::asio::thread_pool& pool) {
+    constexpr int records = 10'000;
+    std::vector<rs::record> all;
+    all.push_back({1, meta()});
+    for (int i = 2; i <= records; ++i) all.push_back(sample(static_cast<std::uint64_t>(i)));
+    fold_figures out;
+    std::vector<double> folds;
+    for (int round = 0; round < 7; ++round) {
+        const auto start = clock_type::now();
+        auto s = rs::fold(all);
+        folds.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
+        if (!s) std::abort();
+    }
+    std::sort(folds.begin(), folds.end());
+    out.fold_ms = folds[folds.size() / 2];
+
+    // The same journal on disk, loaded as `session show` or a resume would.
+    std::filesystem::create_directories(dir + "/fold");
+    std::string text;
+    for (auto& r : all) {
+        if (r.seq == 1) std::get<rs::meta_record>(r.payload).run_id = "folded";
+        text += rs::encode_record(r) + "\n";
+    }
+    out.bytes = text.size();
+    {
+        const int fd = ::open((dir + "/fold/folded.json").c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::abort();
+        ::close(fd);
+    }
+    auto store = rs::make_file_store(dir + "/fold", pool.get_executor());
+    std::vector<double> loads;
+    for (int round = 0; round < 5; ++round) {
+        auto load = store->load("folded");
+        const auto start = clock_type::now();
+        auto s = run(std::move(load));
+        loads.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
+        if (!s || s->counters.llm_calls != records / 2) std::abort();
+    }
+    std::sort(loads.begin(), loads.end());
+    out.load_ms = loads[loads.size() / 2];
+    std::filesystem::remove_all(dir + "/fold");
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int n = argc > 1 ? std::atoi(argv[1]) : 2000;
+    std::string base = argc > 2 ? argv[2] : std::filesystem::temp_directory_path().string();
+    std::string dir = base + "/fiskai-journal-bench-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) {
+        fmt::print(stderr, "journal_bench: cannot create a directory under {}\n", base);
+        return 1;
+    }
+    boost::asio::thread_pool pool(4);
+    // Warm the disk and the caches once, then interleave short rounds of the two so drift
+    // on a shared disk hits both; the figures are the medians over the rounds.
+    constexpr int rounds = 9;
+    (void)floor_rate(dir, 50);
+    std::vector<double> floors;
+    std::vector<double> journals;
+    std::vector<double> ratios;
+    for (int round = 0; round < rounds; ++round) {
+        floors.push_back(floor_rate(dir, n / rounds));
+        journals.push_back(journal_rate(dir, n / rounds, pool));
+        ratios.push_back(journals.back() / floors.back());
+    }
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double floor = median(floors);
+    const double journal = median(journals);
+    const double ratio = median(ratios);
+    const auto folded = fold_figure(dir, pool);
+    pool.join();
+    std::filesystem::remove_all(dir);
+
+    fmt::print("session journal, file backend ({} appends per side in {} interleaved rounds, medians; directory {})\n",
+               rounds * (n / rounds), rounds, base);
+    fmt::print("  {:<52} {:>12}\n", "measure", "value");
+    fmt::print("  {:<52} {:>9.0f} /s\n", "floor: C loop of write + fdatasync", floor);
+    fmt::print("  {:<52} {:>9.0f} /s\n", "journal::append (write + fdatasync on the pool)", journal);
+    fmt::print("  {:<52} {:>11.2f}x  (goal >= 0.80)\n", "journal / floor (median of the rounds' ratios)", ratio);
+    fmt::print("  {:<52} {:>9.2f} ms  (goal < 50)\n", "fold of 10,000 records", folded.fold_ms);
+    fmt::print("  {:<52} {:>9.2f} ms  ({:.1f} MB: read, parse, schema, fold)\n", "store::load of the same journal",
+               folded.load_ms, static_cast<double>(folded.bytes) / 1e6);
+    return 0;
+}
