@@ -100,6 +100,9 @@ TEST_CASE("memory kv: bind checks in Go's words; nothing is provisioned", "[memo
     CHECK_THROWS_WITH(await(mem::bind_kv_store(by_identity, no_nats)),
                       "jetstream memory: requires a NATS connection but none is configured; set nats_context in the "
                       "config to a context created with `nats context add`");
+    // Registered beside the file backend, needing NATS.
+    CHECK(mem::needs_nats("jetstream"));
+    CHECK(mem::backends() == std::vector<std::string>{"file", "jetstream"});
     // An unlimited bucket binds; the factory decodes options strictly.
     CHECK(bind(f, "ok")->location() == "KV bucket \"ok\"");
     CHECK(mem::make_kv_store(R"({"bucket":"ok","prefix":"","no_require_read_before_update":true})", memory_context(f))

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <set>
 
 namespace fiskai::memory {
@@ -289,11 +288,6 @@ std::shared_ptr<store> make_kv_store(std::string_view options_json, const contex
     auto done = asio::co_spawn(io, bind_kv_store(std::move(options), ctx), asio::use_future);
     io.run();
     return done.get();
-}
-
-void register_kv_backend() {
-    static std::once_flag once;
-    std::call_once(once, [] { register_backend(std::string(backend_jetstream), make_kv_store, true); });
 }
 
 }  // namespace fiskai::memory

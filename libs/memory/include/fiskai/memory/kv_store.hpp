@@ -35,12 +35,9 @@ struct kv_store_options {
 [[nodiscard]] boost::asio::awaitable<std::shared_ptr<store>> bind_kv_store(kv_store_options options,
                                                                            const context& ctx);
 
-// The registry's factory: decodes `{"bucket", "prefix", "no_require_read_before_update"}`
+// The registry's factory (registered as `jetstream`, needing NATS): decodes `{"bucket", "prefix", "no_require_read_before_update"}`
 // strictly, then binds on a private io_context (blocks the caller at most the bind
 // timeout: call it at start-up).
 [[nodiscard]] std::shared_ptr<store> make_kv_store(std::string_view options_json, const context& ctx);
-
-// Registers make_kv_store as backend `jetstream` (needs NATS). Idempotent.
-void register_kv_backend();
 
 }  // namespace fiskai::memory
