@@ -3,7 +3,7 @@
 // bucket under `<prefix>.<key>` (or `<key>` with an empty prefix), in the same frontmatter
 // format as the file backend. Read authority (the revision each key was read at) and the
 // tracked entry count live in the per-run view (store::open_view()), so one run's read
-// never authorizes another run's overwrite. See docs/journal-jetstream.md.
+// never authorizes another run's overwrite. See docs/journal.md.
 
 #include <fiskai/memory/store.hpp>
 

@@ -5,7 +5,7 @@
 // write-once. A second writer of a record is rejected by the stream; the rejection is
 // classified by reading the subject back (our own Nats-Msg-Id: a lost ack, adopted). No
 // expected-sequence header is sent (D11: nats-server 2.9.10 ignores the run-wide one).
-// See docs/journal-jetstream.md.
+// See docs/journal.md.
 
 #include <fiskai/runstate/store.hpp>
 
