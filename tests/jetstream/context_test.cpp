@@ -279,3 +279,15 @@ TEST_CASE("a message a fetch returns after release is handed back at once", "[je
     };
     CHECK(await(again()) == "late");
 }
+
+TEST_CASE("flush runs off the io thread and reports a closed connection", "[jetstream][nats]") {
+    js_fixture f;
+    CHECK(await(f.js.flush(2s)).has_value());
+    f.connection->close();
+    auto closed = await(f.js.flush(2s));
+    REQUIRE(!closed.has_value());
+    CHECK(closed.error().code == js::errc::connection_closed);
+    auto publish = await(f.js.publish("fisk.sessions.x", "x"));
+    REQUIRE(!publish.has_value());
+    CHECK(publish.error().code == js::errc::connection_closed);
+}
