@@ -88,7 +88,9 @@ double floor_rate(const std::string& dir, int n) {
 double journal_rate(const std::string& dir, int n, boost::asio::thread_pool& pool) {
     auto store = rs::make_file_store(dir + "/runs", pool.get_executor());
     auto work = [&]() -> boost::asio::awaitable<double> {
-        auto j = co_await store->create("bench", meta());
+        std::string id = "bench";
+        rs::meta_record m = meta();
+        auto j = co_await store->create(std::move(id), std::move(m));
         if (!j) std::abort();
         std::vector<rs::record> records;
         for (int i = 0; i < n; ++i) records.push_back(sample(static_cast<std::uint64_t>(i) + 2));

@@ -47,7 +47,8 @@ boost::asio::awaitable<int> run(std::string mode, std::string dir, std::string i
         a.message.content.push_back(fiskai::llm::text_block{std::string(size, 'x')});
         a.in_tokens = 1;
         a.out_tokens = 1;
-        auto r = co_await (*j)->append_next(a);
+        rs::payload body = std::move(a);
+        auto r = co_await (*j)->append_next(std::move(body));
         if (!r) {
             std::cout << "error " << r.error().message << std::endl;
             co_return 1;

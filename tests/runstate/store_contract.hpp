@@ -12,8 +12,15 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -275,6 +282,44 @@ inline void run_store_contract(const store_factory& make) {
         // A removed id can be created again.
         auto again = await(store->create("alpha", sample_meta()));
         REQUIRE(again.has_value());
+    }
+
+    SECTION("an append in flight when its run is cancelled completes; the terminal follows it") {
+        auto store = make();
+        auto j = await(store->create("cancelled", sample_meta()));
+        REQUIRE(j.has_value());
+        rs::journal& journal = **j;
+        boost::asio::io_context ioc;
+        boost::asio::cancellation_signal signal;
+        std::optional<rs::result<void>> first;
+        std::optional<rs::result<void>> terminal_written;
+        auto run = [&]() -> boost::asio::awaitable<void> {
+            // GCC 12: no temporaries inside a co_await expression.
+            rs::record in_flight = assistant_text(2, 0, "in flight");
+            first = co_await journal.append(2, std::move(in_flight));
+            // A run that was hard-cancelled still writes its terminal (serve.md Amendment 6);
+            // asio refuses any co_await in a cancelled coroutine until the state is reset.
+            co_await boost::asio::this_coro::reset_cancellation_state();
+            rs::payload end = rs::terminal_record{rs::terminal_reason::suspended, "interrupted"};
+            terminal_written = co_await journal.append_next(std::move(end));
+        };
+        auto task = run();
+        boost::asio::co_spawn(ioc, std::move(task),
+                              boost::asio::bind_cancellation_slot(signal.slot(), [](std::exception_ptr e) {
+                                  if (e) std::rethrow_exception(e);
+                              }));
+        // Runs once the coroutine is suspended in its append.
+        boost::asio::post(ioc, [&] { signal.emit(boost::asio::cancellation_type::terminal); });
+        ioc.run_for(std::chrono::seconds(30));
+        REQUIRE(first.has_value());
+        CHECK(first->has_value());
+        REQUIRE(terminal_written.has_value());
+        CHECK(terminal_written->has_value());
+        CHECK(journal.last_seq() == 3);
+        auto state = await(store->load("cancelled"));
+        REQUIRE(state.has_value());
+        CHECK(state->messages.size() == 2);
+        CHECK(state->terminal == rs::terminal_record{rs::terminal_reason::suspended, "interrupted"});
     }
 
     SECTION("stored bytes are Go's: a record reads back equal to what was written") {

@@ -65,7 +65,10 @@ boost::asio::awaitable<toolkit::outcome> write_handler(std::shared_ptr<view> v, 
     const std::string key = key_of(args);
     bool overwrite = false;
     if (const auto* o = args.if_contains("overwrite"); o != nullptr && o->is_bool()) overwrite = o->get_bool();
-    auto w = co_await v->write(key, string_arg(args, "description"), string_arg(args, "content"), overwrite);
+    // Arguments bound first: GCC 12 mishandles temporaries inside a co_await expression.
+    std::string description = string_arg(args, "description");
+    std::string content = string_arg(args, "content");
+    auto w = co_await v->write(key, std::move(description), std::move(content), overwrite);
     if (!w && w.error().code == errc::exists) {
         // Name the existing memory's description so the model can decide without a read.
         auto existing = co_await v->read(key);

@@ -6,7 +6,10 @@
 // runs its blocking work (file writes, fdatasync, nats.c JetStream calls) on the blocking
 // pool of its context and resumes on the caller's executor. An in-flight create or append
 // is never abandoned: cancelling the awaiting coroutine has no effect on it, the method
-// completes (bounded by the backend's own timeout) and last_seq reflects the outcome.
+// completes (bounded by the backend's own timeout) and last_seq reflects the outcome. A
+// caller that writes after a hard cancel (its terminal) must first reset its coroutine's
+// cancellation state (`co_await this_coro::reset_cancellation_state()`): asio refuses any
+// co_await in a cancelled coroutine otherwise.
 
 #include <fiskai/gocompat/time.hpp>
 #include <fiskai/runstate/error.hpp>
