@@ -360,3 +360,26 @@ TEST_CASE("jetstream journal: a broker restart between appends; the journal appe
     broker->stop();
     fs::remove_all(dir);
 }
+
+TEST_CASE("jetstream journal: a stored record that fails its schema is corrupt, naming the subject",
+          "[runstate][jetstream][nats]") {
+    js_fixture f;
+    f.add_stream({"SESSIONS", {"fisk.sessions.>"}});
+    auto store = bind(f, "SESSIONS");
+    auto j = await(store->create("bad", sample_meta()));
+    REQUIRE(j.has_value());
+    f.raw_publish("fisk.sessions.bad.2", R"({"seq":2,"protocol":"io.choria.fisk-ai.v1.session.terminal"})");
+    auto records = await(store->read("bad"));
+    REQUIRE(!records.has_value());
+    CHECK(records.error().code == rs::errc::corrupt);
+    CHECK(records.error().message.rfind(R"(corrupt record sequence: run "bad" record "fisk.sessions.bad.2": )", 0) ==
+          0);
+    // An unreadable run is left out of the list rather than failing it.
+    auto good = await(store->create("good", sample_meta()));
+    REQUIRE(good.has_value());
+    auto list = await(store->list());
+    REQUIRE(list.has_value());
+    REQUIRE(list->size() == 1);
+    CHECK(list->front().run_id == "good");
+    CHECK(list->front().updated.seconds.time_since_epoch().count() > 0);
+}
