@@ -2,6 +2,8 @@
 
 #include "file_backend.hpp"
 
+#include <fiskai/memory/kv_store.hpp>
+
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -26,7 +28,10 @@ struct registration {
 struct registry {
     std::mutex mutex;
     std::map<std::string, registration, std::less<>> backends;
-    registry() { backends.emplace(std::string(backend_file), registration{detail::file_store_factory, false}); }
+    registry() {
+        backends.emplace(std::string(backend_file), registration{detail::file_store_factory, false});
+        backends.emplace(std::string(backend_jetstream), registration{make_kv_store, true});
+    }
 };
 
 registry& the_registry() {

@@ -1,4 +1,5 @@
 #include <fiskai/runstate/file_store.hpp>
+#include <fiskai/runstate/jetstream_store.hpp>
 #include <fiskai/runstate/store.hpp>
 
 #include "internal.hpp"
@@ -34,7 +35,10 @@ struct registry {
     std::mutex mutex;
     std::map<std::string, registration, std::less<>> backends;
 
-    registry() { backends.emplace(std::string(backend_file), registration{detail::file_store_factory, false}); }
+    registry() {
+        backends.emplace(std::string(backend_file), registration{detail::file_store_factory, false});
+        backends.emplace(std::string(backend_jetstream), registration{make_jetstream_store, true});
+    }
 };
 
 registry& the_registry() {
