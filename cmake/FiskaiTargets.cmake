@@ -30,3 +30,26 @@ function(fiskai_add_library name)
   set_property(GLOBAL APPEND PROPERTY FISKAI_LIBRARIES ${target})
   set_property(GLOBAL APPEND PROPERTY FISKAI_INCLUDE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/include)
 endfunction()
+
+# fiskai_embed_schemas(<out_var> NAMESPACE <ns> COMMENT <text> FILES <a.json> ...)
+# Compiles files of schemas/ into the calling library: a build-time script writes a .cpp
+# defining <ns>::embedded_schema_files (each file's name and exact bytes), so an edited
+# schema rebuilds the library. <out_var> receives the generated source's path.
+function(fiskai_embed_schemas out_var)
+  cmake_parse_arguments(ARG "" "NAMESPACE;COMMENT" "FILES" ${ARGN})
+  set(schema_paths "")
+  foreach(f IN LISTS ARG_FILES)
+    list(APPEND schema_paths ${PROJECT_SOURCE_DIR}/schemas/${f})
+  endforeach()
+  # Commas, not semicolons, on the command line: a shell would split at a semicolon.
+  string(REPLACE ";" "," file_arg "${ARG_FILES}")
+  set(embedded ${CMAKE_CURRENT_BINARY_DIR}/embedded_schemas.cpp)
+  add_custom_command(OUTPUT ${embedded}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${embedded} -DSCHEMA_DIR=${PROJECT_SOURCE_DIR}/schemas
+            -DFILES=${file_arg} -DNAMESPACE=${ARG_NAMESPACE}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_schemas.cmake
+    DEPENDS ${schema_paths} ${PROJECT_SOURCE_DIR}/cmake/embed_schemas.cmake
+    COMMENT "${ARG_COMMENT}"
+    VERBATIM)
+  set(${out_var} ${embedded} PARENT_SCOPE)
+endfunction()
