@@ -101,6 +101,28 @@ TEST_CASE("file backend: a torn last line is dropped on read and cut away under 
     CHECK(state->terminal->reason == rs::terminal_reason::suspended);
 }
 
+TEST_CASE("file backend: a create cut before its meta was written", "[file]") {
+    env e;
+    REQUIRE(await(e.store->create("first", sample_meta())).has_value());
+    SECTION("an empty journal") { fiskai::test::write_file(e.journal("cut"), ""); }
+    SECTION("half a meta line") { fiskai::test::write_file(e.journal("cut"), R"({"seq":1,"protocol":"io.ch)"); }
+    CHECK(await(e.store->create("cut", sample_meta())).error().code == rs::errc::exists);
+    auto l = await(e.store->load("cut"));
+    REQUIRE(!l.has_value());
+    CHECK(l.error().message == "no records");
+    auto j = await(e.store->open("cut"));
+    REQUIRE(j.has_value());
+    CHECK((*j)->last_seq() == 0);
+    CHECK(fiskai::test::read_file(e.journal("cut")).empty());
+    j->reset();
+    REQUIRE(await(e.store->remove("cut")).has_value());
+    CHECK(await(e.store->create("cut", sample_meta())).has_value());
+    // list skips it while it has no records, and shows the healthy run.
+    auto list = await(e.store->list());
+    REQUIRE(list.has_value());
+    CHECK(list->size() == 2);
+}
+
 TEST_CASE("file backend: interior garbage and schema failures are corrupt and never appended to", "[file]") {
     env e;
     {
@@ -234,6 +256,10 @@ TEST_CASE("file backend: list skips what is not a readable run", "[file]") {
     REQUIRE(list->size() == 1);
     CHECK((*list)[0].run_id == "ok");
     CHECK((*list)[0].updated.seconds.time_since_epoch().count() > 0);
+    // Removing a run also removes a stale Go lock file beside it.
+    REQUIRE(await(e.store->remove("ok")).has_value());
+    CHECK(!fs::exists(e.dir.path / "runs" / "ok.lock"));
+    CHECK(!fs::exists(e.journal("ok")));
 }
 
 TEST_CASE("file backend: directory resolution and options", "[file][options]") {

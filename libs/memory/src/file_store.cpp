@@ -81,7 +81,7 @@ public:
             return storage(fmt::format("memory file {} is not a regular file", gocompat::quote(path)));
         }
         std::string data;
-        data.resize(static_cast<std::size_t>(st.st_size));
+        data.resize(static_cast<std::size_t>(st.st_size) + 1);
         std::size_t done = 0;
         while (true) {
             if (done == data.size()) data.resize(data.size() + 4096);

@@ -95,7 +95,8 @@ result<parsed_journal> parse_journal(std::string_view text) {
 int read_all(int fd, std::string& out) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return errno;
-    out.resize(static_cast<std::size_t>(st.st_size));
+    // One byte of slack, so the read that finds the end needs no regrowth (a copy of it all).
+    out.resize(static_cast<std::size_t>(st.st_size) + 1);
     std::size_t done = 0;
     while (true) {
         if (done == out.size()) out.resize(out.size() + 4096);
@@ -368,6 +369,9 @@ public:
                 out.value = system_error(fmt::format("removing journal {}", path), errno);
             }
             ::close(fd);
+            // A lock file the Go original left beside the journal goes with it.
+            const std::string go_lock = path.substr(0, path.size() - 5) + ".lock";
+            ::unlink(go_lock.c_str());
             return out;
         };
         auto done = co_await offload(blocking_, std::move(job));
