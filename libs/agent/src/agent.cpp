@@ -403,7 +403,9 @@ private:
         if (follow_up) {
             if (!req_.prompt.empty()) {
                 llm::message typed{llm::role::user, {llm::text_block{req_.prompt}}};
-                auto written = co_await journal_->append_next(runstate::user_record{typed});
+                // GCC 12 destroys a temporary in a co_await expression twice: bind it first.
+                runstate::payload body = runstate::user_record{typed};
+                auto written = co_await journal_->append_next(std::move(body));
                 if (!written) {
                     events_.warn(warning{"journal_user", {}, written.error().message, 0});
                     co_return ending{runstate::terminal_reason::error, "journaling run: " + written.error().message};
@@ -527,7 +529,8 @@ private:
                                            resp.used.out,
                                            resp.used.cache_read,
                                            resp.used.cache_create};
-            auto written = co_await journal_->append_next(std::move(rec));
+            runstate::payload body = std::move(rec);
+            auto written = co_await journal_->append_next(std::move(body));
             if (!written)
                 co_return ending{runstate::terminal_reason::error, "journaling run: " + written.error().message};
             messages_.push_back(assistant);
@@ -583,7 +586,8 @@ private:
     };
 
     asio::awaitable<std::optional<ending>> journal_result(const llm::tool_result_block& r, bool remote) {
-        auto written = co_await journal_->append_next(runstate::tool_result_record{r.tool_use_id, r, remote});
+        runstate::payload body = runstate::tool_result_record{r.tool_use_id, r, remote};
+        auto written = co_await journal_->append_next(std::move(body));
         if (!written) co_return ending{runstate::terminal_reason::error, "journaling run: " + written.error().message};
         co_return std::nullopt;
     }
@@ -696,7 +700,8 @@ private:
         // After a hard cancel asio refuses any co_await until the state is reset; the
         // terminal must still be written so the session stays resumable (D10).
         co_await asio::this_coro::reset_cancellation_state();
-        auto written = co_await journal_->append_next(runstate::terminal_record{end.reason, end.message});
+        runstate::payload body = runstate::terminal_record{end.reason, end.message};
+        auto written = co_await journal_->append_next(std::move(body));
         if (!written) events_.warn(warning{"journal_terminal", {}, written.error().message, 0});
         if (auto closed = journal_->close(); !closed) {
             events_.warn(warning{"journal_close", {}, closed.error().message, 0});

@@ -1,0 +1,462 @@
+// The agent loop end to end: the real Anthropic provider against fiskai-fake-llm, the
+// demo application's command tools (real child processes), the file journal in a temp
+// directory. Each case checks the outcome, its exact text and what the journal holds.
+
+#include "fake_llm_process.hpp"
+#include "session_harness.hpp"
+
+#include <fiskai/agent/hitl.hpp>
+#include <fiskai/toolkit/function_tool.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace fiskai;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-agent-XXXXXX").string();
+        path = ::mkdtemp(pattern.data());
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+struct recording_sink final : agent::event_sink {
+    std::vector<agent::warning> warnings;
+    std::vector<agent::tool_call_trace> calls;
+    std::vector<agent::tool_result_trace> results;
+    std::vector<std::string> phases;
+    int started = 0;
+    void starting(const agent::run_info&) override { ++started; }
+    void warn(const agent::warning& w) override { warnings.push_back(w); }
+    void status(std::int64_t, std::string_view phase, const llm::usage&) override { phases.emplace_back(phase); }
+    void tool_call(const agent::tool_call_trace& t) override { calls.push_back(t); }
+    void tool_result(const agent::tool_result_trace& t) override { results.push_back(t); }
+    [[nodiscard]] bool warned(std::string_view kind) const {
+        return std::any_of(warnings.begin(), warnings.end(), [&](const auto& w) { return w.kind == kind; });
+    }
+};
+
+// One scripted conversation: each step is a reply (content blocks and stop reason), with
+// optional faults and expectations.
+std::string script_of(const json::array& steps) {
+    json::object conv{{"name", "c"}, {"when", json::object{{"prompt_contains", ""}}}, {"steps", steps}};
+    json::object script{{"conversations", json::array{conv}}};
+    return json::serialize(script);
+}
+
+json::object text_step(std::string_view text, std::string_view stop = "end_turn") {
+    return json::object{{"reply", json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+                                               {"stop_reason", stop}}}};
+}
+
+json::object tool_step(std::string_view name, json::value input, json::object usage = {}) {
+    json::object reply{{"content", json::array{json::object{{"type", "tool_use"}, {"name", name}, {"input", input}}}},
+                       {"stop_reason", "tool_use"}};
+    if (!usage.empty()) reply["usage"] = usage;
+    return json::object{{"reply", reply}};
+}
+
+json::object expect_result(json::object step, std::string_view contains) {
+    step["expect"] = json::object{{"last_tool_result_contains", contains}};
+    return step;
+}
+
+struct fixture {
+    temp_dir dir;
+    std::string script_path;
+    std::unique_ptr<test::fake_llm_process> fake;
+    config::config cfg;
+    std::unique_ptr<test::session_harness> h;
+    recording_sink sink;
+    int requests_seen = 0;
+
+    explicit fixture(const json::array& steps, const std::function<void(config::config&)>& adjust = {},
+                     toolkit::tool_list extra = {}) {
+        script_path = (dir.path / "script.json").string();
+        std::ofstream(script_path) << script_of(steps);
+        fake = std::make_unique<test::fake_llm_process>(
+            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script_path, "--port", "0", "--exit-with-parent"});
+        cfg.llm.model = "claude-test";
+        cfg.application_path = FISK_DEMO_PATH;
+        cfg.harness.confirm_tags = {"change:config"};
+        if (adjust) adjust(cfg);
+        llm::provider_config p;
+        p.name = "anthropic";
+        p.base_url = fmt::format("http://127.0.0.1:{}", fake->port());
+        p.api_key = "test-key";
+        p.max_retries = 0;
+        std::filesystem::create_directories(dir.path / "runs");
+        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(), p, std::move(extra));
+    }
+
+    agent::run_request request(std::string prompt = "do it", std::string session = "s1",
+                               agent::session_mode mode = agent::session_mode::open_or_create) {
+        auto r = h->request(std::move(session), std::move(prompt), mode);
+        r.events = &sink;
+        return r;
+    }
+
+    // The tool_result records' contents, in journal order.
+    std::vector<runstate::tool_result_record> results(const std::string& session = "s1") {
+        std::vector<runstate::tool_result_record> out;
+        for (auto& r : h->records(session)) {
+            if (auto* t = std::get_if<runstate::tool_result_record>(&r.payload)) out.push_back(*t);
+        }
+        return out;
+    }
+
+    std::optional<runstate::terminal_record> last_terminal(const std::string& session = "s1") {
+        auto records = h->records(session);
+        if (records.empty()) return std::nullopt;
+        if (auto* t = std::get_if<runstate::terminal_record>(&records.back().payload)) return *t;
+        return std::nullopt;
+    }
+
+    // How many requests the fake has answered so far.
+    int request_count() {
+        auto body = test::run_on(h->ioc, [this]() -> asio::awaitable<std::string> {
+            net::http_request get{"GET", fmt::format("http://127.0.0.1:{}/_fake/requests", fake->port()), {}, ""};
+            auto got = co_await h->client.send(std::move(get), std::chrono::steady_clock::now() + 10s);
+            co_return got ? got->body : std::string();
+        }());
+        return static_cast<int>(std::count(body.begin(), body.end(), '\n'));
+    }
+
+    // Cuts the journal back to its first `keep` records: what a crash would have left.
+    void truncate_journal(std::size_t keep, const std::string& session = "s1") {
+        const auto path = dir.path / "runs" / (session + ".json");
+        std::ifstream in(path);
+        std::string line, kept;
+        for (std::size_t i = 0; i < keep && std::getline(in, line); ++i) kept += line + "\n";
+        in.close();
+        std::ofstream(path, std::ios::trunc) << kept;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a final text turn completes with one LLM call and a replay answers from the journal", "[agent]") {
+    fixture f(json::array{text_step("All done.")});
+    auto first = f.h->run(f.request());
+    CHECK(first.reason == "completed");
+    CHECK(first.error.empty());
+    CHECK(first.final_text == "All done.");
+    CHECK(first.counters.llm_calls == 1);
+    CHECK(first.session_id == "s1");
+    REQUIRE(f.last_terminal());
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::completed);
+    CHECK(f.request_count() == 1);
+
+    auto again = f.h->run(f.request());
+    CHECK(again.replayed);
+    CHECK(again.reason == "completed");
+    CHECK(again.final_text == "All done.");
+    CHECK(f.request_count() == 1);  // zero LLM requests for a replay
+}
+
+TEST_CASE("a tool round trip feeds the command's result back keyed to its call", "[agent]") {
+    fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"hello", "agent"}}}),
+                          expect_result(text_step("It said hello."), "hello agent")});
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "completed");
+    CHECK(result.counters.llm_calls == 2);
+    CHECK(result.counters.tool_calls == 1);
+    auto results = f.results();
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].tool_use_id == "toolu_c_0_0");
+    CHECK(results[0].result.content.find("\"exit_code\"") == std::string::npos);
+    CHECK(results[0].result.content.find("hello agent") != std::string::npos);
+    REQUIRE(f.sink.calls.size() == 1);
+    CHECK(f.sink.results.size() == 1);
+    CHECK(std::find(f.sink.phases.begin(), f.sink.phases.end(), "executing-tool") != f.sink.phases.end());
+}
+
+TEST_CASE("bad calls from the model are answered in band and the run goes on", "[agent]") {
+    json::array steps;
+    json::object bad_input = tool_step("echo", json::object{});
+    bad_input["reply"].as_object()["content"].as_array()[0].as_object().erase("input");
+    bad_input["reply"].as_object()["content"].as_array()[0].as_object()["input_raw"] = "[1,2]";
+    steps.push_back(tool_step("no_such_tool", json::object{}));
+    steps.push_back(expect_result(tool_step("stream_info", json::object{}), "unknown tool"));
+    steps.push_back(expect_result(bad_input, "without required parameter"));
+    steps.push_back(text_step("Giving up."));
+    fixture f(steps);
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "completed");
+    auto results = f.results();
+    REQUIRE(results.size() == 3);
+    CHECK(results[0].result.content == "unknown tool \"no_such_tool\"");
+    CHECK(results[0].result.is_error);
+    CHECK(results[1].result.content ==
+          "tool \"stream_info\" was called without required parameter(s): name. required: name; optional: json");
+    CHECK(results[1].result.is_error);
+    CHECK(results[2].result.content.rfind("invalid tool input from the model: ", 0) == 0);
+    CHECK(results[2].result.is_error);
+    CHECK(f.sink.warned("unknown_tool"));
+    CHECK(f.sink.warned("missing_required"));
+    CHECK(f.sink.calls.empty());  // none of them ran
+    CHECK(result.counters.tool_calls == 3);
+}
+
+TEST_CASE("a refusal and a truncated answer end in error with Go's texts", "[agent]") {
+    SECTION("refusal") {
+        fixture f(json::array{text_step("I cannot help with that.", "refusal")});
+        auto result = f.h->run(f.request());
+        CHECK(result.reason == "error");
+        CHECK(result.error == "model refused to respond");
+        CHECK(f.last_terminal()->message == "model refused to respond");
+    }
+    SECTION("truncated, its partial tool call never runs") {
+        json::object step = tool_step("echo", json::object{{"text", json::array{"x"}}});
+        step["reply"].as_object()["stop_reason"] = "max_tokens";
+        fixture f(json::array{step});
+        auto result = f.h->run(f.request());
+        CHECK(result.reason == "error");
+        CHECK(result.error == "model reply truncated at the output token limit; the answer is incomplete");
+        CHECK(f.results().empty());
+    }
+}
+
+TEST_CASE("budgets: iterations and tokens", "[agent]") {
+    SECTION("max iterations") {
+        fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"again"}}}),
+                              tool_step("echo", json::object{{"text", json::array{"again"}}})},
+                  [](config::config& c) { c.llm.budget.max_iterations = 1; });
+        auto result = f.h->run(f.request());
+        CHECK(result.reason == "max_iterations");
+        CHECK(result.error == "max iterations (1) reached without a final answer");
+    }
+    SECTION("token budget stops before the tools of the turn run") {
+        fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"x"}}},
+                                        json::object{{"input_tokens", 100}, {"output_tokens", 100}})},
+                  [](config::config& c) { c.llm.budget.max_tokens = 50; });
+        auto result = f.h->run(f.request());
+        CHECK(result.reason == "budget");
+        CHECK(result.error == "token budget (50) exhausted after 1 iterations");
+        CHECK(f.results().empty());
+        CHECK(f.sink.calls.empty());
+    }
+}
+
+TEST_CASE("an LLM answering 429 forever ends in error, journaled", "[agent]") {
+    json::object step = text_step("never");
+    json::array faults;
+    for (int i = 0; i < 20; ++i) faults.push_back(json::object{{"status", 429}, {"headers", json::object{{"retry-after", "0"}}}});
+    step["faults"] = faults;
+    fixture f(json::array{step});
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "error");
+    CHECK(result.error.rfind("llm call: ", 0) == 0);
+    REQUIRE(f.last_terminal());
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::error);
+}
+
+TEST_CASE("a tool printing 10 MiB is capped and a hanging tool is stopped at its timeout", "[agent]") {
+    fixture f(json::array{tool_step("flood", json::object{{"bytes", 10 * 1024 * 1024}}),
+                          tool_step("sleep", json::object{{"duration", "30s"}}),
+                          expect_result(text_step("Done."), "timed out")},
+              [](config::config& c) { c.harness.tool_timeout = 300ms; });
+    f.h->rt->configured.tool_timeout = 2s;
+    auto r = f.request();
+    r.effective.tool_timeout = 2s;
+    const auto start = std::chrono::steady_clock::now();
+    auto result = f.h->run(std::move(r));
+    CHECK(result.reason == "completed");
+    CHECK(std::chrono::steady_clock::now() - start < 20s);
+    auto results = f.results();
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].result.content.size() < 100 * 1024);
+    CHECK(results[0].result.content.find("\"truncated\":true") != std::string::npos);
+    CHECK(results[1].result.is_error);
+    CHECK(results[1].result.content.find("timed out after 2s") != std::string::npos);
+}
+
+TEST_CASE("the confirm gate: denied without an operator, abort then re-asked on resume", "[agent]") {
+    SECTION("no operator") {
+        fixture f(json::array{tool_step("stream_rm", json::object{{"name", "ORDERS"}}),
+                              expect_result(text_step("Not allowed."), "allowed")});
+        auto result = f.h->run(f.request());
+        CHECK(result.reason == "completed");
+        auto results = f.results();
+        REQUIRE(results.size() == 1);
+        CHECK(results[0].result.content ==
+              R"({"allowed":false,"reason":"no interactive terminal is attached, so no operator could be asked"})");
+        CHECK(f.sink.warned("confirm_no_terminal"));
+        CHECK(f.sink.calls.empty());
+        CHECK(f.sink.results.empty());
+    }
+    SECTION("silence aborts; the resumed session asks again and runs it") {
+        fixture f(json::array{tool_step("stream_rm", json::object{{"name", "ORDERS"}}),
+                              expect_result(text_step("Removed."), "\"command\"")});
+        test::scripted_prompter silent;
+        silent.approval = toolkit::approval_reply{toolkit::reply_status::silent, toolkit::approval::deny, {}, {}};
+        auto r = f.request();
+        r.asker = &silent;
+        auto first = f.h->run(std::move(r));
+        CHECK(first.reason == "suspended");
+        CHECK(first.error ==
+              "approval for \"stream_rm\" was not given in time; it will be asked again when the session resumes");
+        CHECK(f.results().empty());
+        CHECK(silent.approvals == 1);
+
+        test::scripted_prompter yes;
+        auto again = f.request();
+        again.asker = &yes;
+        auto second = f.h->run(std::move(again));
+        CHECK(second.reason == "completed");
+        CHECK(yes.approvals == 1);
+        REQUIRE(f.results().size() == 1);
+        CHECK(second.counters.llm_calls == 2);
+    }
+}
+
+TEST_CASE("a question nobody answers is a journaled deferral, never dispatched again", "[agent]") {
+    fixture f(json::array{tool_step("ask_human_confirm", json::object{{"question", "Delete ORDERS?"}}),
+                          expect_result(text_step("Waiting for the operator."), "\"deferred\":true"),
+                          text_step("Deleting as confirmed.")},
+              [](config::config& c) { c.harness.human_in_the_loop_enabled = true; });
+    test::scripted_prompter silent;
+    silent.answer.status = toolkit::reply_status::silent;
+    silent.answer.question_id = "q-1";
+    auto r = f.request();
+    r.asker = &silent;
+    auto first = f.h->run(std::move(r));
+    CHECK(first.reason == "completed");
+    REQUIRE(first.deferred.size() == 1);
+    CHECK(first.deferred[0].question_id == "q-1");
+    CHECK(first.deferred[0].kind == "confirm");
+    CHECK(first.deferred[0].question == "Delete ORDERS?");
+    auto results = f.results();
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].result.content ==
+          R"({"confirmed":null,"deferred":true,"question_id":"q-1","reason":")" + agent::deferral_reason() + "\"}");
+
+    auto follow = f.request("The operator said yes.", "s1", agent::session_mode::follow_up);
+    follow.asker = &silent;
+    auto second = f.h->run(std::move(follow));
+    CHECK(second.reason == "completed");
+    CHECK(second.final_text == "Deleting as confirmed.");
+    CHECK(silent.questions == 1);  // never asked again
+    CHECK(f.results().size() == 1);
+}
+
+TEST_CASE("crash-resume re-runs a read-only call and never silently repeats another", "[agent]") {
+    SECTION("a call that is not read-only gets the unverified-effect result") {
+        // No expectation on the second step: the first run sees pub's output, the resumed
+        // one the unverified-effect text (checked in the journal below).
+        fixture f(json::array{tool_step("pub", json::object{{"subject", "orders.new"}}), text_step("Checked.")});
+        auto first = f.h->run(f.request());
+        REQUIRE(first.reason == "completed");
+        f.truncate_journal(2);  // meta + assistant: the worker died while pub ran
+        auto resumed = f.h->run(f.request());
+        CHECK(resumed.reason == "completed");
+        CHECK(f.sink.warned("unverified_effect"));
+        auto results = f.results();
+        REQUIRE(results.size() == 1);
+        CHECK(results[0].result.content ==
+              "the worker stopped while this call ran; its effect is unknown: check before repeating it");
+        CHECK(results[0].result.is_error);
+        CHECK(f.sink.calls.size() == 1);  // only the first run's dispatch
+    }
+    SECTION("a read-only call runs again") {
+        fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"again"}}}),
+                              expect_result(text_step("Checked."), "again")});
+        auto first = f.h->run(f.request());
+        REQUIRE(first.reason == "completed");
+        f.truncate_journal(2);
+        auto resumed = f.h->run(f.request());
+        CHECK(resumed.reason == "completed");
+        CHECK_FALSE(f.sink.warned("unverified_effect"));
+        CHECK(f.sink.calls.size() == 2);
+        CHECK(resumed.counters.llm_calls == 2);  // the journaled call is not paid again
+    }
+}
+
+TEST_CASE("a hard cancel abandons the running tool and leaves the session resumable", "[agent]") {
+    fixture f(json::array{tool_step("sleep", json::object{{"duration", "30s"}}), text_step("Slept.")});
+    const auto start = std::chrono::steady_clock::now();
+    auto result = f.h->run_cancelled(f.request(), [&] { return !f.sink.calls.empty(); });
+    CHECK(std::chrono::steady_clock::now() - start < 15s);
+    CHECK(result.reason == "suspended");
+    CHECK(result.error == "interrupted: the worker stopped before the run finished");
+    REQUIRE(f.last_terminal());
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::suspended);
+    CHECK(f.last_terminal()->message == "interrupted: the worker stopped before the run finished");
+    CHECK(f.results().empty());
+}
+
+TEST_CASE("a follow-up continues a completed session; a missing one is refused", "[agent]") {
+    fixture f(json::array{text_step("First answer."), text_step("Second answer.")});
+    auto missing = f.h->run(f.request("more", "nope", agent::session_mode::follow_up));
+    CHECK(missing.reason == "error");
+    CHECK(missing.error == "session \"nope\" does not exist; a follow-up needs an existing session");
+
+    REQUIRE(f.h->run(f.request()).reason == "completed");
+    auto second = f.h->run(f.request("and then?", "s1", agent::session_mode::follow_up));
+    CHECK(second.reason == "completed");
+    CHECK(second.final_text == "Second answer.");
+    CHECK(second.counters.llm_calls == 2);
+    int users = 0;
+    for (auto& r : f.h->records("s1")) users += std::holds_alternative<runstate::user_record>(r.payload) ? 1 : 0;
+    CHECK(users == 1);
+}
+
+TEST_CASE("the stop gate parks the run at the next boundary; resume completes it", "[agent]") {
+    fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"one"}}}), text_step("Done.")});
+    agent::stop_gate stop;
+    stop.close();
+    auto r = f.request();
+    r.stop = &stop;
+    auto first = f.h->run(std::move(r));
+    CHECK(first.reason == "suspended");
+    CHECK(first.counters.llm_calls == 0);
+    auto second = f.h->run(f.request());
+    CHECK(second.reason == "completed");
+    CHECK(second.counters.llm_calls == 2);
+}
+
+TEST_CASE("bad run inputs are refused with the text naming them", "[agent]") {
+    fixture f(json::array{text_step("x")});
+    auto r = f.request();
+    r.tool_work_dir = "relative/dir";
+    auto result = f.h->run(std::move(r));
+    CHECK(result.reason == "error");
+    CHECK(result.error == "tool_work_dir must be an absolute path, got \"relative/dir\"");
+    auto bad_id = f.h->run(f.request("x", "../etc"));
+    CHECK(bad_id.reason == "error");
+    CHECK(bad_id.error == "invalid run id: \"../etc\" (use letters, digits, '-' or '_')");
+}
+
+TEST_CASE("a tool that throws is an in-band failure; the crash barrier catches the rest", "[agent]") {
+    toolkit::function_tool_spec spec;
+    spec.name = "explode";
+    spec.description = "Throws";
+    spec.exposed = toolkit::exposure{toolkit::surface::agent};
+    spec.confirm = toolkit::confirm_posture::not_required;
+    spec.handler = [](const json::object&, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
+        throw std::runtime_error("boom");
+        co_return toolkit::outcome::failure("unreachable");
+    };
+    fixture f(json::array{tool_step("explode", json::object{}), expect_result(text_step("Saw it."), "boom")}, {},
+              toolkit::tool_list{toolkit::make_function_tool(std::move(spec))});
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "completed");
+    CHECK_FALSE(result.crashed);
+}
