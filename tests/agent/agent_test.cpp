@@ -258,7 +258,8 @@ TEST_CASE("budgets: iterations and tokens", "[agent]") {
 TEST_CASE("an LLM answering 429 forever ends in error, journaled", "[agent]") {
     json::object step = text_step("never");
     json::array faults;
-    for (int i = 0; i < 20; ++i) faults.push_back(json::object{{"status", 429}, {"headers", json::object{{"retry-after", "0"}}}});
+    for (int i = 0; i < 20; ++i)
+        faults.push_back(json::object{{"status", 429}, {"headers", json::object{{"retry-after", "0"}}}});
     step["faults"] = faults;
     fixture f(json::array{step});
     auto result = f.h->run(f.request());

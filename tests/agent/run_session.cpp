@@ -26,9 +26,7 @@ struct stderr_sink final : agent::event_sink {
         fmt::print(stderr, "starting session {} ({} tools{})\n", i.session_id, i.tools.size(),
                    i.resumed ? ", resumed" : "");
     }
-    void warn(const agent::warning& w) override {
-        fmt::print(stderr, "warning {}: {} {}\n", w.kind, w.name, w.detail);
-    }
+    void warn(const agent::warning& w) override { fmt::print(stderr, "warning {}: {} {}\n", w.kind, w.name, w.detail); }
     void status(std::int64_t i, std::string_view phase, const llm::usage&) override {
         fmt::print(stderr, "[{}] {}\n", i, phase);
     }
@@ -36,8 +34,7 @@ struct stderr_sink final : agent::event_sink {
         fmt::print(stderr, "tool call {} {}: {}\n", t.call_id, t.name, t.display);
     }
     void tool_result(const agent::tool_result_trace& t) override {
-        fmt::print(stderr, "tool result {}{}: {}\n", t.call_id, t.is_error ? " (error)" : "",
-                   t.output.substr(0, 500));
+        fmt::print(stderr, "tool result {}{}: {}\n", t.call_id, t.is_error ? " (error)" : "", t.output.substr(0, 500));
     }
     void message(const llm::response& r, bool terminal) override {
         fmt::print(stderr, "assistant ({}{})\n", r.stop_reason, terminal ? ", final" : "");
@@ -92,7 +89,8 @@ int main(int argc, char** argv) {
         stderr_sink sink;
         std::string text;
         for (const auto& word : prompt) text += (text.empty() ? "" : " ") + word;
-        auto r = h.request(session, text, follow_up ? agent::session_mode::follow_up : agent::session_mode::open_or_create);
+        auto r =
+            h.request(session, text, follow_up ? agent::session_mode::follow_up : agent::session_mode::open_or_create);
         r.asker = &asker;
         r.events = &sink;
         auto result = h.run(std::move(r), std::chrono::hours(1));

@@ -90,7 +90,8 @@ struct session_harness {
         return r;
     }
 
-    agent::run_result run(agent::run_request r, std::chrono::steady_clock::duration deadline = std::chrono::seconds(60)) {
+    agent::run_result run(agent::run_request r,
+                          std::chrono::steady_clock::duration deadline = std::chrono::seconds(60)) {
         agent::agent a(ioc.get_executor(), rt);
         return run_on(ioc, a.run(std::move(r)), deadline);
     }
