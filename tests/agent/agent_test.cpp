@@ -461,3 +461,88 @@ TEST_CASE("a tool that throws is an in-band failure; the crash barrier catches t
     CHECK(result.reason == "completed");
     CHECK_FALSE(result.crashed);
 }
+
+namespace {
+
+// A real file journal whose appends of one record kind fail once (a full disk, a broker
+// that timed out): the decorator only injects the failure.
+class failing_journal final : public runstate::journal {
+public:
+    failing_journal(std::unique_ptr<runstate::journal> inner, std::size_t fail_index)
+        : inner_(std::move(inner)), fail_index_(fail_index) {}
+    asio::awaitable<runstate::result<void>> append(std::uint64_t seq, runstate::record rec) override {
+        if (!failed_ && rec.payload.index() == fail_index_) {
+            failed_ = true;
+            co_return runstate::make_error(runstate::errc::storage, "writing record: no space left on device");
+        }
+        auto written = co_await inner_->append(seq, std::move(rec));
+        co_return written;
+    }
+    asio::awaitable<runstate::result<std::vector<runstate::record>>> records() override {
+        auto got = co_await inner_->records();
+        co_return got;
+    }
+    [[nodiscard]] std::uint64_t last_seq() const noexcept override { return inner_->last_seq(); }
+    runstate::result<void> close() override { return inner_->close(); }
+
+private:
+    std::unique_ptr<runstate::journal> inner_;
+    std::size_t fail_index_;
+    bool failed_ = false;
+};
+
+class failing_store final : public runstate::store {
+public:
+    failing_store(std::shared_ptr<runstate::store> inner, std::size_t fail_index)
+        : inner_(std::move(inner)), fail_index_(fail_index) {}
+    asio::awaitable<runstate::result<std::unique_ptr<runstate::journal>>> create(std::string id,
+                                                                                 runstate::meta_record meta) override {
+        auto j = co_await inner_->create(std::move(id), std::move(meta));
+        if (!j) co_return j.error();
+        co_return std::unique_ptr<runstate::journal>(std::make_unique<failing_journal>(std::move(*j), fail_index_));
+    }
+    asio::awaitable<runstate::result<std::unique_ptr<runstate::journal>>> open(std::string id) override {
+        auto j = co_await inner_->open(std::move(id));
+        co_return j;
+    }
+    asio::awaitable<runstate::result<std::vector<runstate::record>>> read(std::string id) override {
+        auto r = co_await inner_->read(std::move(id));
+        co_return r;
+    }
+    asio::awaitable<runstate::result<bool>> exists(std::string id) override {
+        auto r = co_await inner_->exists(std::move(id));
+        co_return r;
+    }
+    asio::awaitable<runstate::result<std::vector<runstate::run_info>>> list() override {
+        auto r = co_await inner_->list();
+        co_return r;
+    }
+    asio::awaitable<runstate::result<void>> remove(std::string id) override {
+        auto r = co_await inner_->remove(std::move(id));
+        co_return r;
+    }
+    [[nodiscard]] std::string location() const override { return inner_->location(); }
+
+private:
+    std::shared_ptr<runstate::store> inner_;
+    std::size_t fail_index_;
+};
+
+}  // namespace
+
+TEST_CASE("a journal that fails to append ends the run in error and still writes the terminal", "[agent]") {
+    fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"x"}}}), text_step("Done.")});
+    // Index 3 of the payload variant: tool_result.
+    f.h->rt->sessions = std::make_shared<failing_store>(f.h->store, 3);
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "error");
+    CHECK(result.error == "journaling run: session store failure: writing record: no space left on device");
+    REQUIRE(f.last_terminal());
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::error);
+    CHECK(f.last_terminal()->message == result.error);
+    // The outcome is final and journaled: opening the session again replays it.
+    f.h->rt->sessions = f.h->store;
+    auto resumed = f.h->run(f.request());
+    CHECK(resumed.replayed);
+    CHECK(resumed.error == result.error);
+}
