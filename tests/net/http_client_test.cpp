@@ -11,6 +11,13 @@
 #include <boost/asio/this_coro.hpp>
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using fiskai::net::client_options;
@@ -274,6 +281,24 @@ TEST_CASE("send: a chunked body is joined", "[net]") {
     CHECK(result->body == "hello world");
 }
 
+TEST_CASE("send: a HEAD answer's announced length is not waited for", "[net]") {
+    http_test_server server([](http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto executor = co_await asio::this_coro::executor;
+        http_client client(executor);
+        for (int i = 0; i < 2; ++i) {
+            http_request request{.method = "HEAD", .url = server.url()};
+            auto result = co_await client.send(std::move(request), clock_type::now() + 5s);
+            REQUIRE(result.has_value());
+            CHECK(result->header("content-length") == "1234");
+            CHECK(result->body.empty());
+        }
+    }());
+    CHECK(server.connections == 1);
+}
+
 TEST_CASE("send: a bad URL, method or header fails before any connection", "[net]") {
     auto bad_url = send_once(get("ftp://127.0.0.1/"));
     REQUIRE(bad_url.has_error());
@@ -289,4 +314,60 @@ TEST_CASE("send: a bad URL, method or header fails before any connection", "[net
     REQUIRE(injected.has_error());
     CHECK(injected.error().what == http_error::kind::protocol);
     CHECK(injected.error().message.starts_with(R"(request header "x-a" has a name)"));
+}
+
+namespace {
+
+// A listener whose accept queue is full, so a further connect is never answered (Linux
+// drops the SYN): the only way to make a loopback connect hang.
+struct full_listener {
+    asio::io_context ioc;
+    asio::ip::tcp::acceptor acceptor{ioc};
+    std::vector<int> fillers;
+    unsigned short port = 0;
+
+    full_listener() {
+        asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
+        acceptor.open(endpoint.protocol());
+        acceptor.bind(endpoint);
+        acceptor.listen(0);
+        port = acceptor.local_endpoint().port();
+        // Raw non-blocking connects (Asio's synchronous connect would wait): fill the
+        // queue until one stays in progress.
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        for (int i = 0; i < 8; ++i) {
+            const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            fillers.push_back(fd);
+            if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 && errno == EINPROGRESS) {
+                break;
+            }
+        }
+    }
+    ~full_listener() {
+        for (int fd : fillers) ::close(fd);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("send: a connect nobody answers fails with connect at connect_timeout", "[net]") {
+    full_listener listener;
+    const auto start = clock_type::now();
+    auto result = send_once(get(fmt::format("http://127.0.0.1:{}/", listener.port)), 10s, {.connect_timeout = 300ms});
+    const auto elapsed = clock_type::now() - start;
+    REQUIRE(result.has_error());
+    CHECK(result.error().what == http_error::kind::connect);
+    CHECK(result.error().message == fmt::format("connect to 127.0.0.1:{}: no answer within 300ms", listener.port));
+    CHECK(elapsed >= 300ms);
+    CHECK(elapsed < 3s);
+
+    // The call's deadline, when earlier, wins and is a timeout.
+    auto bounded = send_once(get(fmt::format("http://127.0.0.1:{}/", listener.port)), 200ms);
+    REQUIRE(bounded.has_error());
+    CHECK(bounded.error().what == http_error::kind::timeout);
+    CHECK(bounded.error().message ==
+          fmt::format("connect to 127.0.0.1:{}: the deadline passed before it completed", listener.port));
 }

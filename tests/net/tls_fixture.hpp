@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -41,8 +42,7 @@ private:
     static void issue(const std::filesystem::path& dir, const std::string& name, const std::string& san) {
         const auto base = (dir / name).string();
         const auto ext = base + ".ext";
-        run(fmt::format("printf 'subjectAltName={}\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > {}",
-                        san, ext));
+        std::ofstream(ext) << "subjectAltName=" << san << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
         run(
             fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key "
                         "-out {0}.csr -subj /CN={1}",
@@ -58,6 +58,12 @@ private:
         char pattern[] = "/tmp/fiskai-net-tls-XXXXXX";
         if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
         material.dir = pattern;
+        static std::filesystem::path made;  // removed when the test process exits
+        made = material.dir;
+        std::atexit([] {
+            std::error_code ignored;
+            std::filesystem::remove_all(made, ignored);
+        });
         const auto ca = (material.dir / "ca").string();
         run(
             fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key "

@@ -352,6 +352,8 @@ struct client_core {
                 parser->body_limit(options.body_limit);
             else
                 parser->body_limit(boost::none);
+            // A HEAD answer announces a body it does not send.
+            if (message->method() == http::verb::head) parser->skip(true);
             set_deadline(*conn, deadline);
             phase where = phase::write;
             const auto ec = co_await exchange(*conn, *message, *parser, head_only, where);
@@ -382,18 +384,6 @@ struct client_core {
 }  // namespace detail
 
 struct http_client::impl : detail::client_core {};
-
-// Asio throws at the next co_await of a coroutine whose slot fired; the client instead
-// reports kind cancelled, so it turns that off while it runs and restores the caller's
-// setting before it returns.
-template <class Work>
-asio::awaitable<typename Work::value_type> without_throw_on_cancel(Work work) {
-    const bool previous = co_await asio::this_coro::throw_if_cancelled();
-    co_await asio::this_coro::throw_if_cancelled(false);
-    auto result = co_await std::move(work);
-    co_await asio::this_coro::throw_if_cancelled(previous);
-    co_return result;
-}
 
 struct response_stream::state {
     std::shared_ptr<detail::connection_pool> pool;
@@ -495,11 +485,11 @@ asio::awaitable<http_result<std::optional<sse_event>>> read_event(response_strea
 }  // namespace
 
 asio::awaitable<http_result<std::optional<std::string>>> response_stream::read_some(clock::time_point deadline) {
-    co_return co_await without_throw_on_cancel(read_piece(*state_, deadline));
+    co_return co_await detail::without_throw_on_cancel(read_piece(*state_, deadline));
 }
 
 asio::awaitable<http_result<std::optional<sse_event>>> response_stream::next_event(clock::time_point deadline) {
-    co_return co_await without_throw_on_cancel(read_event(*state_, deadline));
+    co_return co_await detail::without_throw_on_cancel(read_event(*state_, deadline));
 }
 
 http_client::http_client(asio::any_io_executor executor, client_options options) : impl_(std::make_shared<impl>()) {
@@ -509,17 +499,20 @@ http_client::http_client(asio::any_io_executor executor, client_options options)
     impl_->options = std::move(options);
 }
 
+http_client::http_client(asio::any_io_executor executor) : http_client(std::move(executor), client_options{}) {}
+
 http_client::~http_client() { impl_->pool->close_all(); }
 
 asio::awaitable<http_result<http_response>> http_client::send(http_request request, clock::time_point deadline) {
     auto self = impl_;  // the call outlives a client destroyed while it runs
-    co_return co_await without_throw_on_cancel(self->send(std::move(request), deadline));
+    co_return co_await detail::without_throw_on_cancel(self->send(std::move(request), deadline));
 }
 
 asio::awaitable<http_result<response_stream>> http_client::open_stream(http_request request,
                                                                        clock::time_point deadline) {
     auto self = impl_;
-    auto done = co_await without_throw_on_cancel(self->perform<http::buffer_body>(std::move(request), deadline, true));
+    auto done =
+        co_await detail::without_throw_on_cancel(self->perform<http::buffer_body>(std::move(request), deadline, true));
     if (!done) co_return done.error();
     auto s = std::make_unique<response_stream::state>(self->options.body_limit);
     s->pool = self->pool;

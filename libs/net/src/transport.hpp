@@ -7,6 +7,7 @@
 #include <fiskai/net/url.hpp>
 
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
@@ -41,5 +42,17 @@ boost::asio::awaitable<http_result<transport>> dial(const parsed_url& url, boost
 
 // True when the awaiting coroutine's cancellation slot has fired.
 boost::asio::awaitable<bool> cancelled();
+
+// Asio throws at the next co_await of a coroutine whose slot fired; the client instead
+// reports kind cancelled, so it turns that off while it runs and restores the caller's
+// setting before it returns.
+template <class Work>
+boost::asio::awaitable<typename Work::value_type> without_throw_on_cancel(Work work) {
+    const bool previous = co_await boost::asio::this_coro::throw_if_cancelled();
+    co_await boost::asio::this_coro::throw_if_cancelled(false);
+    auto result = co_await std::move(work);
+    co_await boost::asio::this_coro::throw_if_cancelled(previous);
+    co_return result;
+}
 
 }  // namespace fiskai::net::detail

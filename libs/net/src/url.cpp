@@ -57,7 +57,12 @@ std::string parsed_url::origin() const { return fmt::format("{}://{}", scheme, a
 
 boost::system::result<parsed_url, std::string> parse_url(std::string_view url, std::string_view schemes) {
     auto parsed = urls::parse_uri(url);
-    if (!parsed) return failure(fmt::format("it is not an absolute URL ({})", parsed.error().message()));
+    if (!parsed) {
+        // Boost.URL names the grammar rule that failed ("mismatch", "leftover"): say what a user can fix.
+        if (url.find("://") == std::string_view::npos)
+            return failure("it does not start with a scheme such as https://");
+        return failure("it is not a well-formed URL (spaces and other special characters must be percent-encoded)");
+    }
     parsed_url out;
     out.scheme = lower(parsed->scheme());
     if (!scheme_listed(out.scheme, schemes)) {

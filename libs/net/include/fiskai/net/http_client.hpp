@@ -115,7 +115,10 @@ class http_client {
 public:
     // The TLS context trusts the system's default verify paths (SSL_CERT_FILE and
     // SSL_CERT_DIR honoured), verifies the peer and its host name, and sends SNI.
-    http_client(boost::asio::any_io_executor executor, client_options options = {});
+    http_client(boost::asio::any_io_executor executor, client_options options);
+    // An overload, not a default argument: GCC 12 corrupts a defaulted class-type argument
+    // built inside a co_await expression (`http_client c(co_await this_coro::executor);`).
+    explicit http_client(boost::asio::any_io_executor executor);
     ~http_client();
     http_client(const http_client&) = delete;
     http_client& operator=(const http_client&) = delete;
