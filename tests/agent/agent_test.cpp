@@ -546,3 +546,82 @@ TEST_CASE("a journal that fails to append ends the run in error and still writes
     CHECK(resumed.replayed);
     CHECK(resumed.error == result.error);
 }
+
+TEST_CASE("a partial batch resumes: the journaled result is reused, only the unanswered call runs", "[agent]") {
+    json::object two = tool_step("echo", json::object{{"text", json::array{"first"}}});
+    two["reply"].as_object()["content"].as_array().push_back(
+        json::object{{"type", "tool_use"}, {"name", "echo"}, {"input", json::object{{"text", json::array{"second"}}}}});
+    fixture f(json::array{two, expect_result(text_step("Both done."), "second")});
+    REQUIRE(f.h->run(f.request()).reason == "completed");
+    f.truncate_journal(3);  // meta, assistant, the first result: died while the second ran
+    auto resumed = f.h->run(f.request());
+    CHECK(resumed.reason == "completed");
+    CHECK(f.sink.calls.size() == 3);  // 2 in the first run, only the unanswered one again
+    CHECK(f.sink.calls.back().input.find("second") != std::string::npos);
+    auto records = f.h->records("s1");
+    auto state = runstate::fold(records);
+    REQUIRE(state.has_value());
+    CHECK_FALSE(state->pending.has_value());
+    CHECK(state->counters.tool_calls == 2);
+}
+
+TEST_CASE("resume warns resume_paused_turn only after a pause_turn with nothing pending", "[agent]") {
+    fixture f(json::array{text_step("Working on it.", "pause_turn"), text_step("Finished.")});
+    REQUIRE(f.h->run(f.request()).reason == "completed");
+    CHECK_FALSE(f.sink.warned("resume_paused_turn"));
+    f.truncate_journal(2);  // meta and the paused turn
+    auto resumed = f.h->run(f.request());
+    CHECK(resumed.reason == "completed");
+    CHECK(resumed.final_text == "Finished.");
+    CHECK(f.sink.warned("resume_paused_turn"));
+}
+
+TEST_CASE("tool search degradation is warned by cause and the output cap is the built-in default", "[agent]") {
+    fixture f(json::array{text_step("ok")}, [](config::config& c) { c.llm.no_tool_search = true; });
+    REQUIRE(f.h->run(f.request()).reason == "completed");
+    REQUIRE(f.sink.warned("tool_search_disabled"));
+    for (const auto& w : f.sink.warnings) {
+        if (w.kind == "tool_search_disabled") CHECK(w.count >= 10);
+    }
+    auto body = test::run_on(f.h->ioc, [&]() -> asio::awaitable<std::string> {
+        net::http_request get{"GET", fmt::format("http://127.0.0.1:{}/_fake/requests", f.fake->port()), {}, ""};
+        auto got = co_await f.h->client.send(std::move(get), std::chrono::steady_clock::now() + 10s);
+        co_return got ? got->body : std::string();
+    }());
+    auto line = json::parse(body.substr(0, body.find('\n'))).as_object();
+    auto request = line["body"].is_string() ? json::parse(line["body"].as_string()) : line["body"];
+    CHECK(request.as_object()["max_tokens"].to_number<std::int64_t>() == 8192);
+}
+
+TEST_CASE("concurrent runs on one io_context keep their own work directories", "[agent]") {
+    // The loop lends each call its run's work dir (toolkit::call_options::work_dir); a
+    // function tool reports what it was lent.
+    toolkit::function_tool_spec where;
+    where.name = "where";
+    where.description = "Reports the work dir";
+    where.exposed = toolkit::exposure{toolkit::surface::agent};
+    where.confirm = toolkit::confirm_posture::not_required;
+    where.handler = [](const json::object&, const toolkit::call_options& o) -> asio::awaitable<toolkit::outcome> {
+        co_return toolkit::outcome::from_json(json::object{{"work_dir", o.work_dir}});
+    };
+    fixture f(json::array{tool_step("where", json::object{}), text_step("Seen.")}, {},
+              toolkit::tool_list{toolkit::make_function_tool(std::move(where))});
+    temp_dir a, b;
+    auto ra = f.request("where?", "run-a");
+    ra.tool_work_dir = a.path.string();
+    auto rb = f.request("where?", "run-b");
+    rb.tool_work_dir = b.path.string();
+    agent::agent loop(f.h->ioc.get_executor(), f.h->rt);
+    auto fa = asio::co_spawn(f.h->ioc, loop.run(std::move(ra)), asio::use_future);
+    auto fb = asio::co_spawn(f.h->ioc, loop.run(std::move(rb)), asio::use_future);
+    auto got_a = test::drive(f.h->ioc, fa, 60s);
+    auto got_b = test::drive(f.h->ioc, fb, 60s);
+    CHECK(got_a.reason == "completed");
+    CHECK(got_b.reason == "completed");
+    auto results_a = f.results("run-a");
+    auto results_b = f.results("run-b");
+    REQUIRE(results_a.size() == 1);
+    REQUIRE(results_b.size() == 1);
+    CHECK(results_a[0].result.content.find(a.path.string()) != std::string::npos);
+    CHECK(results_b[0].result.content.find(b.path.string()) != std::string::npos);
+}
