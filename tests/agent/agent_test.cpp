@@ -625,3 +625,38 @@ TEST_CASE("concurrent runs on one io_context keep their own work directories", "
     CHECK(results_a[0].result.content.find(a.path.string()) != std::string::npos);
     CHECK(results_b[0].result.content.find(b.path.string()) != std::string::npos);
 }
+
+TEST_CASE("a scripted session with tools, a gated tool, a question and a resume runs end to end", "[agent]") {
+    fixture f(json::array{tool_step("stream_info", json::object{{"name", "ORDERS"}}),
+                          expect_result(tool_step("stream_rm", json::object{{"name", "ORDERS"}}), "ORDERS"),
+                          expect_result(tool_step("ask_human_input",
+                                                  json::object{{"question", "Which environment?"}, {"default", "dev"}}),
+                                        "\"command\""),
+                          expect_result(text_step("Removed ORDERS in prod."), "prod")},
+              [](config::config& c) { c.harness.human_in_the_loop_enabled = true; });
+    // The operator is away while approval is asked: the run parks with the call pending.
+    test::scripted_prompter away;
+    away.approval.status = toolkit::reply_status::silent;
+    auto first_request = f.request("clean up ORDERS");
+    first_request.asker = &away;
+    auto first = f.h->run(std::move(first_request));
+    REQUIRE(first.reason == "suspended");
+    CHECK(f.results().size() == 1);  // stream_info only
+
+    // Back: approval is asked again, the removal runs, the question is answered.
+    test::scripted_prompter back;
+    back.answer.value = "prod";
+    auto second_request = f.request("clean up ORDERS");
+    second_request.asker = &back;
+    auto second = f.h->run(std::move(second_request));
+    CHECK(second.reason == "completed");
+    CHECK(second.final_text == "Removed ORDERS in prod.");
+    CHECK(back.approvals == 1);
+    CHECK(back.questions == 1);
+    CHECK(second.counters.llm_calls == 4);
+    CHECK(second.counters.tool_calls == 3);
+    auto results = f.results();
+    REQUIRE(results.size() == 3);
+    CHECK(results[2].result.content == R"({"value":"prod"})");
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::completed);
+}
