@@ -6,6 +6,7 @@
 #include "session_harness.hpp"
 
 #include <fiskai/agent/hitl.hpp>
+#include <fiskai/memory/store.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -658,4 +659,24 @@ TEST_CASE("a scripted session with tools, a gated tool, a question and a resume 
     REQUIRE(results.size() == 3);
     CHECK(results[2].result.content == R"({"value":"prod"})");
     CHECK(f.last_terminal()->reason == runstate::terminal_reason::completed);
+}
+
+TEST_CASE("memory built-ins are made per run over the shared store", "[agent]") {
+    fixture f(json::array{tool_step("memory_write", json::object{{"key", "orders"},
+                                                                 {"description", "ORDERS facts"},
+                                                                 {"content", "12 messages"}}),
+                          expect_result(tool_step("memory_read", json::object{{"key", "orders"}}), "written"),
+                          expect_result(text_step("Remembered."), "12 messages"), text_step("Again.")},
+              [](config::config& c) { c.harness.memory.enabled = true; });
+    memory::context ctx;
+    ctx.blocking = f.h->blocking.get_executor();
+    ctx.store_dir = f.dir.path.string();
+    ctx.identity = "demo";
+    f.h->rt->memory = memory::make_store("file", "", ctx);
+    auto result = f.h->run(f.request());
+    CHECK(result.reason == "completed");
+    auto results = f.results();
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].result.content == R"({"written":true})");
+    CHECK(results[1].result.content.find("12 messages") != std::string::npos);
 }

@@ -182,7 +182,7 @@ private:
         if (!rt_.provider || !rt_.sessions) co_return fail_early("the agent runtime has no provider or session store");
 
         if (auto clash = build_tools()) co_return fail_early(*clash);
-        co_await build_memory();
+        if (auto clash = co_await build_memory()) co_return fail_early(*clash);
         if (tools_.empty()) co_return fail_early(no_tools_text());
         build_definitions();
         build_system();
@@ -216,12 +216,12 @@ private:
         return std::nullopt;
     }
 
-    asio::awaitable<void> build_memory() {
-        if (!rt_.memory) co_return;
+    asio::awaitable<std::optional<std::string>> build_memory() {
+        if (!rt_.memory) co_return std::nullopt;
         memory_view_ = std::shared_ptr<memory::view>(rt_.memory->open_view());
         for (auto& t : memory::memory_tools(memory_view_)) {
             builtins_.insert(t->name());
-            if (auto clash = claim(t)) throw std::logic_error(*clash);
+            if (auto clash = claim(t)) co_return clash;
         }
         if (rt_.cfg.harness.memory.index_enabled()) {
             auto listed = co_await memory_view_->list();
@@ -231,6 +231,7 @@ private:
                 events_.warn(warning{"memory_index", {}, listed.error().message, 0});
             }
         }
+        co_return std::nullopt;
     }
 
     std::string no_tools_text() const {
