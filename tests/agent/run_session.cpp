@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
         p.api_key_env = cfg.llm.api_key_env;
         p.max_retries = cfg.llm.max_retries;
         p.insecure_http = cfg.llm.insecure_http;
+        fmt::print(stderr, "loading tools\n");
         test::session_harness h(cfg, journal_dir, p);
+        fmt::print(stderr, "loaded {} tools\n", h.rt->tools.size());
 
         test::scripted_prompter asker;
         asker.approval.status = status_of(approve);
