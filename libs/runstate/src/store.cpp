@@ -4,14 +4,13 @@
 
 #include "internal.hpp"
 
-#include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/strict_json.hpp>
 
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -93,24 +92,9 @@ std::shared_ptr<store> make_store(std::string_view backend, std::string_view opt
 
 boost::json::object decode_options(std::string_view options_json, std::string_view what,
                                    const std::vector<std::string_view>& allowed) {
-    const auto first = options_json.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return {};
-    boost::system::error_code ec;
-    auto value = boost::json::parse(options_json, ec);
-    if (ec) throw startup_error(fmt::format("invalid {} options: {}", what, ec.message()));
-    if (value.is_null()) return {};
-    if (!value.is_object()) {
-        throw startup_error(
-            fmt::format("invalid {} options: want a JSON object, got a {}", what, gocompat::json_kind_name(value)));
-    }
-    auto& o = value.get_object();
-    for (const auto& kv : o) {
-        if (std::find(allowed.begin(), allowed.end(), std::string_view(kv.key())) == allowed.end()) {
-            throw startup_error(fmt::format("invalid {} options: json: unknown field {} (known: {})", what,
-                                            gocompat::quote(kv.key()), fmt::join(allowed, ", ")));
-        }
-    }
-    return std::move(o);
+    auto decoded = gocompat::decode_strict_object(options_json, allowed);
+    if (!decoded) throw startup_error(fmt::format("invalid {} options: {}", what, decoded.error()));
+    return std::move(*decoded);
 }
 
 }  // namespace fiskai::runstate
