@@ -49,6 +49,8 @@ struct recording_sink final : agent::event_sink {
     void status(std::int64_t, std::string_view phase, const llm::usage&) override { phases.emplace_back(phase); }
     void tool_call(const agent::tool_call_trace& t) override { calls.push_back(t); }
     void tool_result(const agent::tool_result_trace& t) override { results.push_back(t); }
+    void crashed(std::string_view what) override { crash = what; }
+    std::string crash;
     [[nodiscard]] bool warned(std::string_view kind) const {
         return std::any_of(warnings.begin(), warnings.end(), [&](const auto& w) { return w.kind == kind; });
     }
@@ -679,4 +681,20 @@ TEST_CASE("memory built-ins are made per run over the shared store", "[agent]") 
     REQUIRE(results.size() == 2);
     CHECK(results[0].result.content == R"({"written":true})");
     CHECK(results[1].result.content.find("12 messages") != std::string::npos);
+}
+
+TEST_CASE("a hard cancel during a hung LLM call ends at once, nothing journaled for the call", "[agent]") {
+    json::object step = text_step("never");
+    step["faults"] = json::array{json::object{{"hang", true}}};
+    fixture f(json::array{step});
+    const auto start = std::chrono::steady_clock::now();
+    auto result = f.h->run_cancelled(f.request(), [&] { return !f.sink.phases.empty(); });
+    CHECK(std::chrono::steady_clock::now() - start < 15s);
+    INFO(f.sink.crash);
+    CHECK(result.reason == "suspended");
+    CHECK(result.error == "interrupted: the worker stopped before the run finished");
+    CHECK(result.counters.llm_calls == 0);
+    auto records = f.h->records("s1");
+    REQUIRE(records.size() == 2);  // meta and the terminal
+    CHECK(std::holds_alternative<runstate::terminal_record>(records[1].payload));
 }

@@ -13,6 +13,7 @@
 #include <fiskai/toolkit/prompter.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -511,10 +512,19 @@ private:
             request.max_output_tokens = output_cap();
 
             events_.status(i + 1, "calling-llm", result_.counters.tokens);
-            auto reply = co_await rt_.provider->call(std::move(request), req_.effective.call_timeout);
-            if (co_await hard_cancelled()) co_return interrupted();
-            if (!reply) co_return ending{runstate::terminal_reason::error, "llm call: " + reply.error().message};
-            auto& resp = *reply;
+            // A hard cancel may surface as asio's operation_aborted thrown at a co_await
+            // inside the call rather than as a cancelled result: both are the hard stop.
+            std::optional<llm::call_result<llm::response>> reply;
+            bool aborted = false;
+            try {
+                reply.emplace(co_await rt_.provider->call(std::move(request), req_.effective.call_timeout));
+            } catch (const boost::system::system_error& e) {
+                if (e.code() != asio::error::operation_aborted) throw;
+                aborted = true;
+            }
+            if (aborted || co_await hard_cancelled()) co_return interrupted();
+            if (!*reply) co_return ending{runstate::terminal_reason::error, "llm call: " + reply->error().message};
+            auto& resp = **reply;
 
             ++result_.counters.llm_calls;
             add(result_.counters.tokens, resp.used);
@@ -661,8 +671,15 @@ private:
         };
         events_.status(iteration + 1, "executing-tool", result_.counters.tokens);
         const auto started = std::chrono::steady_clock::now();
-        auto outcome = co_await toolkit::run_tool_call(tool, std::move(arguments), std::move(policy));
-        if (co_await hard_cancelled()) {
+        std::optional<toolkit::outcome> finished;
+        bool aborted = false;
+        try {
+            finished.emplace(co_await toolkit::run_tool_call(tool, std::move(arguments), std::move(policy)));
+        } catch (const boost::system::system_error& e) {
+            if (e.code() != asio::error::operation_aborted) throw;
+            aborted = true;
+        }
+        if (aborted || co_await hard_cancelled()) {
             out.end = interrupted();
             co_return out;
         }
@@ -670,6 +687,7 @@ private:
             out.end = ending{runstate::terminal_reason::suspended, std::exchange(abort_reason_, {})};
             co_return out;
         }
+        const auto& outcome = *finished;
         out.result.content = outcome.render();
         out.result.is_error = outcome.is_error();
         if (outcome.is_deferral()) {
@@ -775,8 +793,14 @@ agent::agent(boost::asio::any_io_executor executor, std::shared_ptr<const runtim
 boost::asio::awaitable<run_result> agent::run(run_request request) {
     // The run keeps the runtime alive for as long as it lasts.
     auto keep = shared_;
+    // A hard cancel must reach the loop as a state it can see and answer (terminal
+    // `interrupted`), not as operation_aborted thrown out of the next co_await; the
+    // caller's setting is restored before returning.
+    const bool caller_throws = co_await boost::asio::this_coro::throw_if_cancelled();
+    co_await boost::asio::this_coro::throw_if_cancelled(false);
     session_run session(*keep, std::move(request));
     auto result = co_await session.run();
+    co_await boost::asio::this_coro::throw_if_cancelled(caller_throws);
     co_return result;
 }
 
