@@ -54,7 +54,8 @@ TEST_CASE("tools/list pages: cursor passed on, schema defaulted, empty cursor en
     CHECK(mc::tools_list_request(2, std::string("c2")).at("params").at("cursor") == "c2");
 
     auto page = mc::read_tools_page(
-        "fs", answer(R"({"tools":[{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{}}},
+        "fs",
+        answer(R"({"tools":[{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{}}},
                                   {"name":"odd","inputSchema":"nope"}],"nextCursor":"p2"})"));
     REQUIRE(page.has_value());
     REQUIRE(page->tools.size() == 2);
@@ -98,7 +99,8 @@ TEST_CASE("tools/call results become outcomes", "[mcpclient][protocol]") {
     REQUIRE(structured.structured() != nullptr);
     CHECK(structured.structured()->at("result") == 3);
 
-    auto tool_error = mc::call_outcome("ev", "x", answer(R"({"content":[{"type":"text","text":"boom"}],"isError":true})"));
+    auto tool_error =
+        mc::call_outcome("ev", "x", answer(R"({"content":[{"type":"text","text":"boom"}],"isError":true})"));
     CHECK(tool_error.is_error());
     CHECK(tool_error.render() == "boom");
 
@@ -111,8 +113,9 @@ TEST_CASE("tools/call results become outcomes", "[mcpclient][protocol]") {
 TEST_CASE("server requests are refused with -32601, answers and notifications sorted", "[mcpclient][protocol]") {
     auto sampling = mc::classify(R"({"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}})");
     REQUIRE(sampling.what == mc::incoming::kind::request);
-    CHECK(json::serialize(sampling.reply) ==
-          R"({"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"Method not found: sampling/createMessage"}})");
+    CHECK(
+        json::serialize(sampling.reply) ==
+        R"({"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"Method not found: sampling/createMessage"}})");
     auto roots = mc::classify(R"({"jsonrpc":"2.0","id":9,"method":"roots/list"})");
     REQUIRE(roots.what == mc::incoming::kind::request);
     CHECK(roots.reply.at("id") == 9);
@@ -139,6 +142,7 @@ TEST_CASE("texts", "[mcpclient][protocol]") {
     CHECK(mc::no_answer_text("ev", "initialize", 30s) == R"(mcp server "ev": no answer to initialize within 30s)");
     CHECK(mc::call_timeout_text("ev", "echo", 1500ms) == R"(mcp server "ev" tool "echo": no answer within 1.5s)");
     CHECK(mc::describe_call("ev", "get-sum", json::parse(R"({"a":1,"b":2})")) == R"(ev get-sum {"a":1,"b":2})");
-    CHECK(json::serialize(mc::cancelled_notification(4, "the call timed out")) ==
-          R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"the call timed out"}})");
+    CHECK(
+        json::serialize(mc::cancelled_notification(4, "the call timed out")) ==
+        R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"the call timed out"}})");
 }

@@ -122,17 +122,16 @@ struct server_child {
                 if (n > 0) seen.append(buf, static_cast<std::size_t>(n));
             }
         }
-        // From here on its output is not read: a pipe left full would stall it.
-        ::close(child.stdout_fd);
-        ::close(child.stderr_fd);
-        child.stdout_fd = child.stderr_fd = -1;
+        // The pipes stay open (unread) until stop: a server writing to a closed pipe dies of
+        // EPIPE (node does). The servers here log a line or two per request, far below a
+        // pipe's buffer.
     }
     ~server_child() { stop(); }
     void stop() {
         if (child.pid < 0) return;
         ::kill(-child.pid, SIGKILL);
         ::waitpid(child.pid, nullptr, 0);
-        ::close(child.stdin_fd);
+        for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) ::close(fd);
         child.pid = -1;
     }
 };
@@ -214,8 +213,8 @@ TEST_CASE("stdio: server-everything listed, prefixed, gated, called N times by o
 
         // Gated by default: the default-deny prompter (servers, the a2a tool server) denies.
         fiskai::toolkit::confirm_gate gate;
-        auto decision =
-            co_await gate.check(*echo, echo->describe_call(json::object{}), "c1", fiskai::toolkit::default_deny_prompter());
+        auto decision = co_await gate.check(*echo, echo->describe_call(json::object{}), "c1",
+                                            fiskai::toolkit::default_deny_prompter());
         CHECK_FALSE(decision.allowed);
 
         auto echo_tool = tools[0];
@@ -326,8 +325,10 @@ TEST_CASE("stdio: tool_timeout ends a slow call, cancels it, and the session goe
         if (!opened) FAIL_CHECK(opened.error());
         REQUIRE(opened.has_value());
         auto s = *opened;
-        auto slow = co_await s->call("trigger-long-running-operation", json::parse(R"({"duration":20,"steps":4})"), 300ms);
-        CHECK(slow.error_message() == R"(mcp server "ev" tool "trigger-long-running-operation": no answer within 300ms)"s);
+        auto slow =
+            co_await s->call("trigger-long-running-operation", json::parse(R"({"duration":20,"steps":4})"), 300ms);
+        CHECK(slow.error_message() ==
+              R"(mcp server "ev" tool "trigger-long-running-operation": no answer within 300ms)"s);
         auto fine = co_await s->call("echo", message_args("still here"), 10s);
         CHECK(fine.render() == "Echo: still here"s);
         CHECK_FALSE(s->fault());
@@ -360,7 +361,8 @@ TEST_CASE("stdio: a command that does not start and one that exits at once", "[m
         cfg.command = "/nonexistent/mcp-server";
         auto missing = co_await mc::session::open(cfg, no_options());
         REQUIRE_FALSE(missing.has_value());
-        CHECK(missing.error() == R"(mcp server "nope": starting "/nonexistent/mcp-server": No such file or directory)"s);
+        CHECK(missing.error() ==
+              R"(mcp server "nope": starting "/nonexistent/mcp-server": No such file or directory)"s);
 
         cfg.command = "false";
         cfg.startup_timeout = 10s;
@@ -377,7 +379,8 @@ TEST_CASE("http: server-everything over streamable HTTP", "[mcpclient][http]") {
     server_child server(NODE_PATH, {everything_script(), "streamableHttp"}, {"PORT=" + std::to_string(port)},
                         std::regex("listening on port"));
     run_awaitable([port]() -> asio::awaitable<void> {
-        auto opened = co_await mc::session::open(http_server("evh", fmt::format("http://127.0.0.1:{}/mcp", port)), no_options());
+        auto opened =
+            co_await mc::session::open(http_server("evh", fmt::format("http://127.0.0.1:{}/mcp", port)), no_options());
         if (!opened) FAIL_CHECK(opened.error());
         REQUIRE(opened.has_value());
         auto s = *opened;
@@ -396,8 +399,7 @@ TEST_CASE("http: server-everything over streamable HTTP", "[mcpclient][http]") {
     }());
 }
 
-TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized again once",
-          "[mcpclient][http]") {
+TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized again once", "[mcpclient][http]") {
     demo_mcp demo;
     const std::smatch& m = demo.server->match;
     const std::string port = std::regex_replace(m[1].str(), std::regex(R"(^http://[^:]+:(\d+)/mcp$)"), "$1");
@@ -427,7 +429,8 @@ TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized
 TEST_CASE("http: a URL nobody listens on fails at start with the cause", "[mcpclient][http][fault]") {
     const int port = free_port();
     run_awaitable([port]() -> asio::awaitable<void> {
-        auto opened = co_await mc::session::open(http_server("gone", fmt::format("http://127.0.0.1:{}/mcp", port)), no_options());
+        auto opened =
+            co_await mc::session::open(http_server("gone", fmt::format("http://127.0.0.1:{}/mcp", port)), no_options());
         REQUIRE_FALSE(opened.has_value());
         CHECK(opened.error().rfind(R"(mcp server "gone": initialize failed: )", 0) == 0);
         CHECK(opened.error().find("refused") != std::string::npos);
