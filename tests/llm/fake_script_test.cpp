@@ -59,7 +59,7 @@ TEST_CASE("fake script: bad scripts name the bad value", "[llm][fake]") {
           "conversations[0].steps[0].reply.content[0] needs a type of text, thinking, tool_use or provider");
 }
 
-TEST_CASE("fake engine: faults one per attempt, then the reply; steps by assistant turns", "[llm][fake]") {
+TEST_CASE("fake engine: faults one per attempt, then the reply, steps by assistant turns", "[llm][fake]") {
     auto parsed = parse_script(orders_script);
     REQUIRE(parsed.has_value());
     engine e(std::move(*parsed));

@@ -8,6 +8,8 @@
 #include <fiskai/llm/provider.hpp>
 #include <fiskai/net/http_client.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -59,7 +61,8 @@ struct fake_server {
     fake_server(const std::string& script, std::vector<std::string> extra = {})
         : process(fake_binary, args(dir.write("script.json", script), std::move(extra))) {}
     static std::vector<std::string> args(const std::string& script, std::vector<std::string> extra) {
-        std::vector<std::string> out{"--script", script, "--port", "0", "--exit-with-parent"};
+        const auto log = std::filesystem::path(script).parent_path() / "log.jsonl";
+        std::vector<std::string> out{"--script", script, "--port", "0", "--exit-with-parent", "--log", log.string()};
         out.insert(out.end(), extra.begin(), extra.end());
         return out;
     }
@@ -450,4 +453,32 @@ TEST_CASE("configuration texts: key, provider, URL policy", "[llm][config]") {
     CHECK(std::is_sorted(names.begin(), names.end()));
     CHECK(std::find(names.begin(), names.end(), "ANTHROPIC_API_KEY") != names.end());
     CHECK(std::find(names.begin(), names.end(), "OPENAI_API_KEY") != names.end());
+}
+
+TEST_CASE("cancelling the calling coroutine ends a hung call at once", "[llm][http][fault]") {
+    clear_llm_env();
+    fake_server fake(faults_script(R"([{"hang":true}])"));
+    asio::io_context ioc;
+    net::http_client client(ioc.get_executor());
+    auto provider = llm::make_provider(anthropic_at(fake.url()), ioc.get_executor(), client);
+    asio::cancellation_signal cancel;
+    auto future = asio::co_spawn(ioc, provider->call(ask("x"), 30s),
+                                 asio::bind_cancellation_slot(cancel.slot(), asio::use_future));
+    // Cancel once the fake has the request (it logs it before hanging).
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + 20s;
+    bool cancelled = false;
+    while (future.wait_for(0s) != std::future_status::ready && std::chrono::steady_clock::now() < end) {
+        ioc.run_one_for(20ms);
+        if (!cancelled && std::filesystem::exists(fake.dir.path / "log.jsonl") &&
+            std::filesystem::file_size(fake.dir.path / "log.jsonl") > 0) {
+            cancel.emit(asio::cancellation_type::terminal);
+            cancelled = true;
+        }
+    }
+    REQUIRE(future.wait_for(0s) == std::future_status::ready);
+    auto result = future.get();
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().what == llm::error::kind::cancelled);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
 }

@@ -281,6 +281,24 @@ TEST_CASE("send: a chunked body is joined", "[net]") {
     CHECK(result->body == "hello world");
 }
 
+TEST_CASE("send: a HEAD answer's announced length is not waited for", "[net]") {
+    http_test_server server([](http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto executor = co_await asio::this_coro::executor;
+        http_client client(executor);
+        for (int i = 0; i < 2; ++i) {
+            http_request request{.method = "HEAD", .url = server.url()};
+            auto result = co_await client.send(std::move(request), clock_type::now() + 5s);
+            REQUIRE(result.has_value());
+            CHECK(result->header("content-length") == "1234");
+            CHECK(result->body.empty());
+        }
+    }());
+    CHECK(server.connections == 1);
+}
+
 TEST_CASE("send: a bad URL, method or header fails before any connection", "[net]") {
     auto bad_url = send_once(get("ftp://127.0.0.1/"));
     REQUIRE(bad_url.has_error());

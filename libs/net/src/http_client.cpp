@@ -352,6 +352,8 @@ struct client_core {
                 parser->body_limit(options.body_limit);
             else
                 parser->body_limit(boost::none);
+            // A HEAD answer announces a body it does not send.
+            if (message->method() == http::verb::head) parser->skip(true);
             set_deadline(*conn, deadline);
             phase where = phase::write;
             const auto ec = co_await exchange(*conn, *message, *parser, head_only, where);
