@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
@@ -248,6 +249,42 @@ TEST_CASE("stdio: server-everything listed, prefixed, gated, called N times by o
     }());
 }
 
+TEST_CASE("stdio: server requests refused -32601 on the wire; paging; invalid names skipped; older revision",
+          "[mcpclient][stdio]") {
+    if (std::string(NODE_PATH).empty()) {
+        WARN("skipped: node is not installed");
+        return;
+    }
+    run_awaitable([]() -> asio::awaitable<void> {
+        fiskai::config::mcp_server cfg;
+        cfg.name = "fake";
+        cfg.command = NODE_PATH;
+        cfg.args = {fiskai::test::source_path("tests/mcpclient/fake_stdio_server.cjs")};
+        auto warnings = std::make_shared<std::vector<std::string>>();
+        mc::session_options options;
+        options.log = [warnings](fiskai::gocompat::log_level level, std::string_view message,
+                                 fiskai::gocompat::log_fields) {
+            if (level == fiskai::gocompat::log_level::warn) warnings->emplace_back(message);
+        };
+        auto opened = co_await mc::session::open(cfg, options);
+        if (!opened) FAIL_CHECK(opened.error());
+        REQUIRE(opened.has_value());
+        auto s = *opened;
+        CHECK(s->identity().protocol_version == "2025-06-18"s);
+        auto tools = mc::make_tools(s);
+        std::vector<std::string> names;
+        for (const auto& t : tools) names.push_back(t->name());
+        CHECK(names == std::vector<std::string>{"fake_one", "fake_two", "fake_three"});
+        CHECK(std::find(warnings->begin(), warnings->end(),
+                        R"(mcp server "fake": skipping tool "bad name": not a valid tool name)"s) != warnings->end());
+        auto out = co_await s->call("one", json::object(), 10s);
+        auto reply = json::parse(out.render());
+        CHECK(reply.at("id") == "srv1");
+        CHECK(reply.at("error").at("code") == -32601);
+        co_await s->close();
+    }());
+}
+
 TEST_CASE("stdio: confirm false ungates; alias, include and exclude pick the tools", "[mcpclient][stdio]") {
     if (!have_everything()) return;
     run_awaitable([]() -> asio::awaitable<void> {
@@ -404,7 +441,12 @@ TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized
     const std::smatch& m = demo.server->match;
     const std::string port = std::regex_replace(m[1].str(), std::regex(R"(^http://[^:]+:(\d+)/mcp$)"), "$1");
     run_awaitable([&demo, &port]() -> asio::awaitable<void> {
-        auto opened = co_await mc::session::open(http_server("demo", demo.url), no_options());
+        auto infos = std::make_shared<std::vector<std::string>>();
+        mc::session_options options;
+        options.log = [infos](fiskai::gocompat::log_level, std::string_view message, fiskai::gocompat::log_fields) {
+            infos->emplace_back(message);
+        };
+        auto opened = co_await mc::session::open(http_server("demo", demo.url), options);
         if (!opened) FAIL_CHECK(opened.error());
         REQUIRE(opened.has_value());
         auto s = *opened;
@@ -421,6 +463,8 @@ TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized
         auto again = co_await s->call("echo", json::parse(R"({"text":["again"]})"), 20s);
         CHECK_FALSE(again.is_error());
         CHECK(again.render().find("again") != std::string::npos);
+        CHECK(std::count(infos->begin(), infos->end(),
+                         "mcp client: the server lost the session; initializing again"s) == 1);
         CHECK_FALSE(s->fault());
         co_await s->close();
     }());
