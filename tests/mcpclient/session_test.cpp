@@ -10,6 +10,9 @@
 #include <fiskai/toolkit/confirm_gate.hpp>
 #include <fiskai/toolkit/process.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -281,6 +284,24 @@ TEST_CASE("stdio: server requests refused -32601 on the wire; paging; invalid na
         auto reply = json::parse(out.render());
         CHECK(reply.at("id") == "srv1");
         CHECK(reply.at("error").at("code") == -32601);
+
+        // A call given up on, by its timeout or by cancelling the caller, is cancelled on
+        // the server too.
+        auto timed_out = co_await s->call("slow", json::object(), 200ms);
+        CHECK(timed_out.error_message() == R"(mcp server "fake" tool "slow": no answer within 200ms)"s);
+        auto ex = co_await asio::this_coro::executor;
+        asio::cancellation_signal cancel;
+        asio::steady_timer canceller(ex, 200ms);
+        canceller.async_wait([&cancel](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+        auto cancelled = co_await asio::co_spawn(ex, s->call("slow", json::object(), 30s),
+                                                 asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        CHECK(cancelled.error_message() == R"(mcp server "fake" tool "slow": cancelled)"s);
+        auto cancels = json::parse((co_await s->call("cancels", json::object(), 10s)).render());
+        REQUIRE(cancels.as_array().size() == 2);
+        CHECK(cancels.at(0).at("reason") == "the call timed out");
+        CHECK(cancels.at(1).at("reason") == "the caller cancelled the call");
+        CHECK(cancels.at(0).at("requestId").is_number());
+        CHECK_FALSE(s->fault());
         co_await s->close();
     }());
 }
