@@ -252,7 +252,7 @@ TEST_CASE("stdio: server-everything listed, prefixed, gated, called N times by o
     }());
 }
 
-TEST_CASE("stdio: server requests refused -32601 on the wire; paging; invalid names skipped; older revision",
+TEST_CASE("stdio: server requests refused -32601 on the wire, paging, invalid names skipped, older revision",
           "[mcpclient][stdio]") {
     if (std::string(NODE_PATH).empty()) {
         WARN("skipped: node is not installed");
@@ -306,7 +306,7 @@ TEST_CASE("stdio: server requests refused -32601 on the wire; paging; invalid na
     }());
 }
 
-TEST_CASE("stdio: confirm false ungates; alias, include and exclude pick the tools", "[mcpclient][stdio]") {
+TEST_CASE("stdio: confirm false ungates, alias, include and exclude pick the tools", "[mcpclient][stdio]") {
     if (!have_everything()) return;
     run_awaitable([]() -> asio::awaitable<void> {
         auto cfg = everything_stdio("everything");
@@ -457,7 +457,7 @@ TEST_CASE("http: server-everything over streamable HTTP", "[mcpclient][http]") {
     }());
 }
 
-TEST_CASE("http: fisk-ai-mcp serving the demo; a restarted server is initialized again once", "[mcpclient][http]") {
+TEST_CASE("http: fisk-ai-mcp serving the demo, a restarted server is initialized again once", "[mcpclient][http]") {
     demo_mcp demo;
     const std::smatch& m = demo.server->match;
     const std::string port = std::regex_replace(m[1].str(), std::regex(R"(^http://[^:]+:(\d+)/mcp$)"), "$1");
