@@ -352,6 +352,21 @@ TEST_CASE("stdio: a child killed from outside is a fault, and calls say so", "[m
     }());
 }
 
+TEST_CASE("stdio: a session dropped without close still kills and reaps its child", "[mcpclient][stdio]") {
+    if (!have_everything()) return;
+    run_awaitable([]() -> asio::awaitable<void> {
+        int pid = -1;
+        {
+            auto opened = co_await mc::session::open(everything_stdio(), no_options());
+            REQUIRE(opened.has_value());
+            pid = (*opened)->child_pid();
+        }
+        CHECK(co_await until([pid] { return fiskai::test::process_gone(pid); }));
+        CHECK(co_await until([] { return fiskai::test::zombie_children().empty(); }));
+        CHECK(group_gone(pid));
+    }());
+}
+
 TEST_CASE("stdio: a server that dies mid-call ends the call with the fault text", "[mcpclient][stdio][fault]") {
     if (!have_everything()) return;
     run_awaitable([]() -> asio::awaitable<void> {

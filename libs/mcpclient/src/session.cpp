@@ -38,7 +38,13 @@ std::string prefix(const config::mcp_server& s) { return fmt::format("mcp server
 session::session(config::mcp_server server, session_options options, std::shared_ptr<transport> t)
     : server_(std::move(server)), options_(std::move(options)), transport_(std::move(t)) {}
 
-session::~session() = default;
+// Dropped without close (an owner that forgot, or unwound): the child must not outlive the
+// session, so its group is killed now; the transport's own coroutines then reap it.
+session::~session() {
+    if (closed_) return;
+    transport_->on_death = nullptr;
+    transport_->fail("the session was dropped without being closed");
+}
 
 std::string_view session::transport_name() const noexcept { return transport_->name(); }
 int session::child_pid() const noexcept { return transport_->child_pid(); }

@@ -40,6 +40,7 @@ public:
                                                                               session_options options);
 
     session(config::mcp_server server, session_options options, std::shared_ptr<transport> t);
+    // Without close() first, kills the stdio child's group (no DELETE over HTTP).
     ~session();
     session(const session&) = delete;
     session& operator=(const session&) = delete;
