@@ -52,3 +52,18 @@ TEST_CASE("gocompat: trim_space as strings.TrimSpace", "[gocompat][utf8]") {
     CHECK(trim_space("\xff ") == "\xff");
     CHECK(trim_space("   ").empty());
 }
+
+// Expected values: unicode.IsSpace.
+TEST_CASE("gocompat: is_space as unicode.IsSpace", "[gocompat][utf8]") {
+    for (const char32_t r : {U'\t', U'\n', U'\v', U'\f', U'\r', U' ', U'\u0085', U'\u00a0', U'\u1680', U'\u2000',
+                             U'\u2005', U'\u200a', U'\u2028', U'\u2029', U'\u202f', U'\u205f', U'\u3000'}) {
+        INFO(static_cast<unsigned>(r));
+        CHECK(is_space(r));
+    }
+    // Zero-width space and BOM are not White_Space; controls other than \t..\r and NEL are not either.
+    for (const char32_t r : {U'a', U'\0', U'\x1f', U'\x7f', U'\u200b', U'\ufeff', U'\u1fff', U'\u200c', U'\u2060',
+                             U'\u3001', rune_error}) {
+        INFO(static_cast<unsigned>(r));
+        CHECK_FALSE(is_space(r));
+    }
+}

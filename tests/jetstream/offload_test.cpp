@@ -123,3 +123,56 @@ TEST_CASE("offload: an exception thrown by the call is rethrown in the awaiter",
     };
     CHECK(fiskai::test::run_awaitable(void_body()));
 }
+
+// Amendment 6: a started journal or memory write is finished and its outcome delivered,
+// whatever happens to the awaiter.
+TEST_CASE("offload_to_completion: a cancelled awaiter still waits for the call and gets its result",
+          "[jetstream][offload]") {
+    asio::thread_pool pool(1);
+    asio::io_context io;
+    std::atomic<bool> release{false};
+    asio::cancellation_signal cancel;
+    bool cancel_emitted = false;
+    bool resumed = false;
+    bool aborted = false;
+    int value = 0;
+
+    auto awaiter = [&]() -> asio::awaitable<void> {
+        auto blocking = [&] {
+            while (!release) std::this_thread::yield();
+            return 7;
+        };
+        try {
+            value = co_await fiskai::jetstream::offload_to_completion(pool.get_executor(), blocking);
+        } catch (const boost::system::system_error& e) {
+            aborted = e.code() == asio::error::operation_aborted;
+        }
+        resumed = true;
+    };
+    asio::co_spawn(io, awaiter(), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    asio::steady_timer t(io);
+    t.expires_after(20ms);
+    t.async_wait([&](auto) {
+        cancel.emit(asio::cancellation_type::terminal);
+        cancel_emitted = true;
+    });
+    REQUIRE(fiskai::test::wait_until(
+        [&] {
+            io.run_one_for(10ms);
+            return cancel_emitted;
+        },
+        5s));
+    // Everything the cancellation could have queued has run: the awaiter is still waiting.
+    io.poll();
+    CHECK_FALSE(resumed);
+    release = true;
+    REQUIRE(fiskai::test::wait_until(
+        [&] {
+            io.run_one_for(10ms);
+            return resumed;
+        },
+        5s));
+    CHECK_FALSE(aborted);
+    CHECK(value == 7);
+    pool.join();
+}

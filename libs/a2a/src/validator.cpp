@@ -30,30 +30,13 @@ constexpr std::size_t message_count = protocols::all.size();
 constexpr std::size_t file_count = std::tuple_size_v<std::remove_cvref_t<decltype(detail::embedded_schema_files)>>;
 static_assert(file_count == message_count + 1, "common.json and one schema per protocol id");
 
-// valijson's validator caches compiled regular expressions and is not thread-safe; the
-// compiled schemas are read-only. One validator per thread keeps both properties.
-schema_support::validator& thread_validator() {
-    thread_local schema_support::validator v;
-    return v;
-}
-
-// valijson's context `<root>`, `[sender]`, `[name]` as the JSON pointer `/sender/name`.
-std::string pointer(const std::vector<std::string>& context) {
-    std::string out;
-    for (const auto& c : context) {
-        if (c == "<root>") continue;
-        out.push_back('/');
-        out.append(c.size() >= 2 && c.front() == '[' && c.back() == ']' ? c.substr(1, c.size() - 2) : c);
-    }
-    return out.empty() ? "/" : out;
-}
-
 // The first (innermost) failure, as one line. A property whose schema is `false` is a
 // payload field of another message type, refused by name.
 std::string describe(valijson::ValidationResults& results, std::string_view file) {
     valijson::ValidationResults::Error e;
     if (!results.popError(e)) return std::string(file);
-    std::string where = pointer(e.context);
+    // Property names keep valijson's quotes (`/"sender"/"name"`): these texts are fixed.
+    std::string where = schema_support::context_pointer(e.context, schema_support::property_quotes::keep);
     std::string what = e.description;
     constexpr std::string_view wrapper = "Failed to validate against schema associated with property name '";
     if (what.rfind(wrapper, 0) == 0) {
@@ -87,7 +70,7 @@ struct validator::impl {
         if (!index) return index.error();
         const valijson::adapters::BoostJsonAdapter target(doc);
         const auto& schema = schemas[*index];
-        auto& v = thread_validator();
+        auto& v = schema_support::thread_validator();
         try {
             // The quick pass stops at the first failure; only a failed body pays for the
             // second pass that collects a description.

@@ -6,8 +6,9 @@ namespace {
 
 bool is_continuation(unsigned char c) noexcept { return (c & 0xC0U) == 0x80U; }
 
-// unicode.IsSpace.
-bool is_space_rune(char32_t r) noexcept {
+}  // namespace
+
+bool is_space(char32_t r) noexcept {
     switch (r) {
         case '\t':
         case '\n':
@@ -26,8 +27,6 @@ bool is_space_rune(char32_t r) noexcept {
         default: return r >= 0x2000 && r <= 0x200A;
     }
 }
-
-}  // namespace
 
 // Go's table-driven decoder restated: the first byte fixes the length and the range the
 // second byte may take, which rules out overlong forms, surrogates and values past
@@ -117,7 +116,7 @@ std::string to_valid_utf8(std::string_view s) {
 std::string_view trim_space(std::string_view s) noexcept {
     while (!s.empty()) {
         const auto r = decode_rune(s);
-        if (!is_space_rune(r.rune) || !r.valid) break;
+        if (!is_space(r.rune) || !r.valid) break;
         s.remove_prefix(r.size);
     }
     while (!s.empty()) {
@@ -126,7 +125,7 @@ std::string_view trim_space(std::string_view s) noexcept {
         while (start > 0 && s.size() - start < 4 && is_continuation(static_cast<unsigned char>(s[start]))) --start;
         const auto r = decode_rune(s, start);
         // Not a well-formed final rune: a lone byte, which is never space.
-        if (start + r.size != s.size() || !r.valid || !is_space_rune(r.rune)) break;
+        if (start + r.size != s.size() || !r.valid || !is_space(r.rune)) break;
         s.remove_suffix(r.size);
     }
     return s;

@@ -2,7 +2,7 @@
 // descriptions, result shapes and reasons verbatim.
 #include <fiskai/memory/builtins.hpp>
 
-#include "utf8.hpp"
+#include "collapse_line.hpp"
 
 #include <fiskai/gocompat/quote.hpp>
 

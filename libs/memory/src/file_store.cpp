@@ -4,8 +4,8 @@
 #include <fiskai/memory/store.hpp>
 
 #include "file_backend.hpp"
-#include "offload.hpp"
 
+#include <fiskai/jetstream/offload.hpp>
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using detail::offload;
+// File writes are never abandoned (serve.md Amendment 6): a started write finishes and
+// reports, whatever happens to the awaiting coroutine.
+using jetstream::offload_to_completion;
 
 error storage(std::string message) { return make_error(errc::storage, std::move(message)); }
 error storage(std::string_view what, int err) { return storage(fmt::format("{}: {}", what, std::strerror(err))); }
@@ -174,7 +176,7 @@ boost::asio::awaitable<result<std::vector<item>>> file_view::list() {
         result<std::vector<item>> value = std::vector<item>{};
     };
     auto wrapped = [job = std::move(job)]() mutable { return boxed{job()}; };
-    auto done = co_await offload(store_->blocking(), std::move(wrapped));
+    auto done = co_await offload_to_completion(store_->blocking(), std::move(wrapped));
     co_return std::move(done.value);
 }
 
@@ -189,7 +191,7 @@ boost::asio::awaitable<result<entry>> file_view::read(std::string key) {
         if (!value) return {value.error()};
         return {parse(*value)};
     };
-    auto done = co_await offload(store_->blocking(), std::move(job));
+    auto done = co_await offload_to_completion(store_->blocking(), std::move(job));
     co_return std::move(done.value);
 }
 
@@ -212,7 +214,7 @@ boost::asio::awaitable<result<void>> file_view::write(std::string key, std::stri
         }
         return {file_store::write_atomic(dir, path, data, overwrite)};
     };
-    auto done = co_await offload(store_->blocking(), std::move(job));
+    auto done = co_await offload_to_completion(store_->blocking(), std::move(job));
     co_return std::move(done.value);
 }
 
@@ -220,7 +222,7 @@ boost::asio::awaitable<result<bool>> file_view::remove(std::string key) {
     if (auto k = validate_key(key); !k) co_return k.error();
     const std::string path = store_->path_of(key);
     auto job = [path]() -> int { return ::unlink(path.c_str()) == 0 ? 0 : errno; };
-    const int err = co_await offload(store_->blocking(), std::move(job));
+    const int err = co_await offload_to_completion(store_->blocking(), std::move(job));
     if (err == 0) co_return true;
     if (err == ENOENT) co_return false;
     co_return storage(fmt::format("deleting memory {}", gocompat::quote(key)), err);

@@ -2,7 +2,7 @@
 // backend (Go's internal/memory texts).
 #include <fiskai/memory/store.hpp>
 
-#include "utf8.hpp"
+#include "collapse_line.hpp"
 
 #include <fiskai/gocompat/quote.hpp>
 
@@ -21,7 +21,7 @@ result<void> validate_key(std::string_view key) {
     // more runes: count them as Go does.
     std::size_t runes = 0;
     for (std::size_t i = 0; i < key.size();) {
-        detail::next_rune(key, i);
+        i += gocompat::decode_rune(key, i).size;
         ++runes;
     }
     if (runes > max_key_chars) {

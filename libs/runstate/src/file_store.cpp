@@ -6,8 +6,8 @@
 #include <fiskai/runstate/file_store.hpp>
 
 #include "internal.hpp"
-#include "offload.hpp"
 
+#include <fiskai/jetstream/offload.hpp>
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -31,9 +31,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using detail::offload;
+// File writes are never abandoned (serve.md Amendment 6): a started write finishes and
+// reports, whatever happens to the awaiting coroutine.
 using detail::storage_error;
 using detail::system_error;
+using jetstream::offload_to_completion;
 
 // ---- reading a journal's text ----
 
@@ -186,7 +188,7 @@ public:
             }
             return {0, 0};
         };
-        auto written = co_await offload(blocking_, std::move(job));
+        auto written = co_await offload_to_completion(blocking_, std::move(job));
         if (written.first != 0) co_return system_error("writing record", written.first);
         if (written.second != 0) co_return system_error("syncing record", written.second);
         size_ = good + line_size;
@@ -202,7 +204,7 @@ public:
             const int err = read_all(fd, text);
             return {err, std::move(text)};
         };
-        auto read = co_await offload(blocking_, std::move(job));
+        auto read = co_await offload_to_completion(blocking_, std::move(job));
         if (read.first != 0) co_return system_error("reading journal", read.first);
         auto parsed = parse_journal(read.second);
         if (!parsed) co_return parsed.error();
@@ -267,7 +269,7 @@ public:
             }
             return {opened{fd, 1, line.size()}};
         };
-        auto done = co_await offload(blocking_, std::move(job));
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
         if (!done.value) co_return done.value.error();
         co_return std::unique_ptr<journal>(
             std::make_unique<file_journal>(path, done.value->fd, 1, done.value->size, blocking_));
@@ -307,7 +309,7 @@ public:
             const std::uint64_t last = parsed->records.empty() ? 0 : parsed->records.back().seq;
             return {opened{fd, last, parsed->good_size}};
         };
-        auto done = co_await offload(blocking_, std::move(job));
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
         if (!done.value) co_return done.value.error();
         co_return std::unique_ptr<journal>(
             std::make_unique<file_journal>(path, done.value->fd, done.value->last_seq, done.value->size, blocking_));
@@ -320,7 +322,7 @@ public:
             result<std::vector<record>> value = std::vector<record>{};
         };
         auto job = [path, id]() -> outcome { return {read_path(path, id)}; };
-        auto done = co_await offload(blocking_, std::move(job));
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
         co_return std::move(done.value);
     }
 
@@ -331,7 +333,7 @@ public:
             struct stat st {};
             return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
         };
-        const int err = co_await offload(blocking_, std::move(job));
+        const int err = co_await offload_to_completion(blocking_, std::move(job));
         if (err == 0) co_return true;
         if (err == ENOENT) co_return false;
         co_return system_error(fmt::format("checking journal {}", path), err);
@@ -343,7 +345,7 @@ public:
             result<std::vector<run_info>> value = std::vector<run_info>{};
         };
         auto job = [dir]() -> outcome { return {list_directory(dir)}; };
-        auto done = co_await offload(blocking_, std::move(job));
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
         co_return std::move(done.value);
     }
 
@@ -374,7 +376,7 @@ public:
             ::unlink(go_lock.c_str());
             return out;
         };
-        auto done = co_await offload(blocking_, std::move(job));
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
         co_return std::move(done.value);
     }
 

@@ -56,25 +56,6 @@ const compiled& schemas() {
     return instance;
 }
 
-// valijson caches compiled regular expressions and is not thread-safe; one per thread.
-schema_support::validator& thread_validator() {
-    thread_local schema_support::validator v;
-    return v;
-}
-
-std::string pointer(const std::vector<std::string>& context) {
-    std::string out;
-    for (const auto& c : context) {
-        if (c == "<root>") continue;
-        out.push_back('/');
-        // valijson writes `["name"]` for a property and `[0]` for an index.
-        std::string part = c.size() >= 2 && c.front() == '[' && c.back() == ']' ? c.substr(1, c.size() - 2) : c;
-        if (part.size() >= 2 && part.front() == '"' && part.back() == '"') part = part.substr(1, part.size() - 2);
-        out.append(part);
-    }
-    return out.empty() ? "/" : out;
-}
-
 }  // namespace
 
 result<std::size_t> validate_record(const json::value& doc) {
@@ -94,7 +75,7 @@ result<std::size_t> validate_record(const json::value& doc) {
     }
     const auto& schema = schemas().schemas[index];
     const valijson::adapters::BoostJsonAdapter target(doc);
-    auto& v = thread_validator();
+    auto& v = schema_support::thread_validator();
     try {
         if (v.validate(schema, target, nullptr)) return index;
         valijson::ValidationResults results;
@@ -104,7 +85,7 @@ result<std::size_t> validate_record(const json::value& doc) {
         std::string where = "/";
         if (results.popError(e)) {
             what = e.description;
-            where = pointer(e.context);
+            where = schema_support::context_pointer(e.context);
             if (!what.empty() && what.back() == '.') what.pop_back();
         }
         return make_error(errc::corrupt, fmt::format("{}: {}: {}", embedded_schema_files[index + 1].name, where, what));

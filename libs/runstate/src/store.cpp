@@ -4,17 +4,13 @@
 
 #include "internal.hpp"
 
-#include <fiskai/gocompat/json.hpp>
+#include <fiskai/gocompat/backend_registry.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/strict_json.hpp>
 
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
-
-#include <algorithm>
-#include <map>
-#include <mutex>
-#include <stdexcept>
 
 namespace fiskai::runstate {
 
@@ -26,91 +22,38 @@ boost::asio::awaitable<result<run_state>> store::load(std::string id) {
 
 namespace {
 
-struct registration {
-    factory make;
-    bool requires_nats = false;
-};
-
-struct registry {
-    std::mutex mutex;
-    std::map<std::string, registration, std::less<>> backends;
-
-    registry() {
-        backends.emplace(std::string(backend_file), registration{detail::file_store_factory, false});
-        backends.emplace(std::string(backend_jetstream), registration{make_jetstream_store, true});
-    }
-};
-
-registry& the_registry() {
-    static registry r;
+gocompat::backend_registry<factory>& the_registry() {
+    static gocompat::backend_registry<factory> r("runstate",
+                                                 {{std::string(backend_file), {detail::file_store_factory, false}},
+                                                  {std::string(backend_jetstream), {make_jetstream_store, true}}});
     return r;
 }
 
 }  // namespace
 
 void register_backend(std::string name, factory make, bool requires_nats) {
-    if (name.empty()) throw std::logic_error("runstate: register_backend called with an empty backend name");
-    if (!make) throw std::logic_error("runstate: register_backend called with an empty factory for backend " + name);
-    auto& r = the_registry();
-    std::lock_guard lock(r.mutex);
-    if (r.backends.contains(name))
-        throw std::logic_error("runstate: register_backend called twice for backend " + name);
-    r.backends.emplace(std::move(name), registration{std::move(make), requires_nats});
+    the_registry().add(std::move(name), std::move(make), requires_nats);
 }
 
-std::vector<std::string> backends() {
-    auto& r = the_registry();
-    std::lock_guard lock(r.mutex);
-    std::vector<std::string> out;
-    for (const auto& [name, reg] : r.backends) out.push_back(name);
-    return out;
-}
+std::vector<std::string> backends() { return the_registry().names(); }
 
-bool needs_nats(std::string_view backend) {
-    auto& r = the_registry();
-    std::lock_guard lock(r.mutex);
-    const auto it = r.backends.find(backend);
-    return it != r.backends.end() && it->second.requires_nats;
-}
+bool needs_nats(std::string_view backend) { return the_registry().needs_nats(backend); }
 
 std::shared_ptr<store> make_store(std::string_view backend, std::string_view options_json, const context& ctx) {
-    factory make;
-    {
-        auto& r = the_registry();
-        std::lock_guard lock(r.mutex);
-        const auto it = r.backends.find(backend);
-        if (it == r.backends.end()) {
-            std::vector<std::string> names;
-            for (const auto& [name, reg] : r.backends) names.push_back(name);
-            throw startup_error(fmt::format("unknown session backend {}: known backends are [{}]",
-                                            gocompat::quote(backend), fmt::join(names, " ")));
-        }
-        make = it->second.make;
+    auto make = the_registry().find(backend);
+    if (!make) {
+        throw startup_error(fmt::format("unknown session backend {}: known backends are [{}]", gocompat::quote(backend),
+                                        fmt::join(the_registry().names(), " ")));
     }
     if (!ctx.blocking) throw startup_error("session store: no blocking executor was given (context.blocking)");
-    return make(options_json, ctx);
+    return (*make)(options_json, ctx);
 }
 
 boost::json::object decode_options(std::string_view options_json, std::string_view what,
                                    const std::vector<std::string_view>& allowed) {
-    const auto first = options_json.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return {};
-    boost::system::error_code ec;
-    auto value = boost::json::parse(options_json, ec);
-    if (ec) throw startup_error(fmt::format("invalid {} options: {}", what, ec.message()));
-    if (value.is_null()) return {};
-    if (!value.is_object()) {
-        throw startup_error(
-            fmt::format("invalid {} options: want a JSON object, got a {}", what, gocompat::json_kind_name(value)));
-    }
-    auto& o = value.get_object();
-    for (const auto& kv : o) {
-        if (std::find(allowed.begin(), allowed.end(), std::string_view(kv.key())) == allowed.end()) {
-            throw startup_error(fmt::format("invalid {} options: json: unknown field {} (known: {})", what,
-                                            gocompat::quote(kv.key()), fmt::join(allowed, ", ")));
-        }
-    }
-    return std::move(o);
+    auto decoded = gocompat::decode_strict_object(options_json, allowed);
+    if (!decoded) throw startup_error(fmt::format("invalid {} options: {}", what, decoded.error()));
+    return std::move(*decoded);
 }
 
 }  // namespace fiskai::runstate

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fiskai::schema_support {
 
@@ -45,5 +46,33 @@ private:
 };
 
 using validator = valijson::ValidatorT<re2_engine>;
+
+// valijson's validator caches compiled regular expressions and is not thread-safe; compiled
+// schemas are read-only. One validator per thread keeps both properties.
+inline validator& thread_validator() {
+    thread_local validator v;
+    return v;
+}
+
+// How a property name in valijson's context (`["name"]`) is written in a pointer.
+enum class property_quotes { strip, keep };
+
+// valijson's legacy error context (`<root>`, `["sender"]`, `[0]`) as a JSON pointer
+// (`/sender/0`), `/` at the root. `keep` leaves the quotes valijson 1.1 puts around
+// property names, for messages whose bytes were fixed with them.
+inline std::string context_pointer(const std::vector<std::string>& context,
+                                   property_quotes quotes = property_quotes::strip) {
+    std::string out;
+    for (const auto& c : context) {
+        if (c == "<root>") continue;
+        out.push_back('/');
+        std::string part = c.size() >= 2 && c.front() == '[' && c.back() == ']' ? c.substr(1, c.size() - 2) : c;
+        if (quotes == property_quotes::strip && part.size() >= 2 && part.front() == '"' && part.back() == '"') {
+            part = part.substr(1, part.size() - 2);
+        }
+        out.append(part);
+    }
+    return out.empty() ? "/" : out;
+}
 
 }  // namespace fiskai::schema_support

@@ -30,6 +30,9 @@ void append_utf8(std::string& out, char32_t rune);
 // (strings.ToValidUTF8 would merge runs; encoding/json and range loops do not).
 [[nodiscard]] std::string to_valid_utf8(std::string_view s);
 
+// unicode.IsSpace: Latin-1 and Unicode White_Space.
+[[nodiscard]] bool is_space(char32_t rune) noexcept;
+
 // strings.TrimSpace: strips Unicode white space at both ends.
 [[nodiscard]] std::string_view trim_space(std::string_view s) noexcept;
 

@@ -7,6 +7,10 @@
 // carry their own timeouts) and its result is dropped when it finishes. Completion and
 // cancellation are both decided on the awaiter's executor, which must not run handlers
 // concurrently (one io thread, D1), so exactly one of them resumes the coroutine.
+//
+// offload_to_completion() is the other kind: the awaiter's cancellation does not reach it,
+// so the awaiter resumes only when the call has finished, with its outcome. A journal or
+// memory write that has started is always finished and reported (serve.md Amendment 6).
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -42,28 +46,23 @@ struct offload_state {
     bool completed = false;  // touched only on the awaiter's executor
 };
 
-}  // namespace detail
-
-// Runs `fn()` through `submit` (a callable taking the job, which it must run once on some
-// thread that may block) and returns its result on the awaiting coroutine's executor. An
-// exception thrown by `fn` is rethrown in the awaiter.
-template <typename Submit, typename F>
-auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
-    using R = std::invoke_result_t<F&>;
-    using V = detail::offload_value<R>;
-    using signature = void(std::exception_ptr, std::optional<V>);
-
-    auto initiation = [submit = std::move(submit)](auto handler, F f) mutable {
-        using handler_type = decltype(handler);
-        auto io = boost::asio::get_associated_executor(handler);
-        auto state = std::make_shared<detail::offload_state<R, handler_type>>(std::move(handler));
-        auto complete = [state](std::exception_ptr e, std::optional<V> v) {
-            if (state->completed) return;
-            state->completed = true;
+// The one place that resumes the awaiter: a copyable `complete(error, value)` that lets the
+// first call through and ignores the rest. When `Cancellable`, a terminal cancellation of
+// the awaiter is the first call, with operation_aborted.
+template <bool Cancellable, typename V, typename Handler>
+auto make_completion(Handler handler) {
+    auto io = boost::asio::get_associated_executor(handler);
+    auto state = std::make_shared<offload_state<V, Handler>>(std::move(handler));
+    auto complete = [state](std::exception_ptr e, std::optional<V> v) {
+        if (state->completed) return;
+        state->completed = true;
+        if constexpr (Cancellable) {
             auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
             if (slot.is_connected()) slot.clear();
-            std::move(state->handler)(std::move(e), std::move(v));
-        };
+        }
+        std::move(state->handler)(std::move(e), std::move(v));
+    };
+    if constexpr (Cancellable) {
         auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
         if (slot.is_connected()) {
             slot.assign([io, complete](boost::asio::cancellation_type type) {
@@ -76,6 +75,22 @@ auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_res
                 });
             });
         }
+    }
+    return std::pair(io, std::move(complete));
+}
+
+// offload_with() and offload_to_completion(), which differ only in whether the awaiter's
+// cancellation resumes it early.
+template <bool Cancellable, typename Submit, typename F>
+auto offload_via(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+    using R = std::invoke_result_t<F&>;
+    using V = offload_value<R>;
+    using signature = void(std::exception_ptr, std::optional<V>);
+
+    auto initiation = [submit = std::move(submit)](auto handler, F f) mutable {
+        auto made = make_completion<Cancellable, V>(std::move(handler));
+        auto io = made.first;
+        auto complete = std::move(made.second);
         // Tracked work: the awaiter's context keeps running until the call has finished,
         // even when the awaiter gave up on it.
         auto tracked = boost::asio::prefer(io, boost::asio::execution::outstanding_work.tracked);
@@ -113,6 +128,16 @@ auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_res
     }
 }
 
+}  // namespace detail
+
+// Runs `fn()` through `submit` (a callable taking the job, which it must run once on some
+// thread that may block) and returns its result on the awaiting coroutine's executor. An
+// exception thrown by `fn` is rethrown in the awaiter.
+template <typename Submit, typename F>
+auto offload_with(Submit submit, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+    return detail::offload_via<true>(std::move(submit), std::move(fn));
+}
+
 // Starts an operation that reports once, from any thread, through a callback: `start` is
 // called at once on the awaiter's thread with `done`, a copyable callable taking the
 // result, to be called exactly once. The awaiter resumes on its executor with the result;
@@ -121,27 +146,9 @@ template <typename R, typename Start>
 auto await_callback(Start start) -> boost::asio::awaitable<R> {
     using signature = void(std::exception_ptr, std::optional<R>);
     auto initiation = [](auto handler, Start begin) {
-        using handler_type = decltype(handler);
-        auto io = boost::asio::get_associated_executor(handler);
-        auto state = std::make_shared<detail::offload_state<R, handler_type>>(std::move(handler));
-        auto complete = [state](std::exception_ptr e, std::optional<R> v) {
-            if (state->completed) return;
-            state->completed = true;
-            auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
-            if (slot.is_connected()) slot.clear();
-            std::move(state->handler)(std::move(e), std::move(v));
-        };
-        auto slot = boost::asio::get_associated_cancellation_slot(state->handler);
-        if (slot.is_connected()) {
-            slot.assign([io, complete](boost::asio::cancellation_type type) {
-                if ((type & boost::asio::cancellation_type::terminal) == boost::asio::cancellation_type::none) return;
-                boost::asio::post(io, [complete] {
-                    complete(
-                        std::make_exception_ptr(boost::system::system_error(boost::asio::error::operation_aborted)),
-                        std::nullopt);
-                });
-            });
-        }
+        auto made = detail::make_completion<true, R>(std::move(handler));
+        auto io = made.first;
+        auto complete = std::move(made.second);
         // The work count is held until the result is delivered; a holder shared by the
         // copies of `done` lets the one call release it.
         auto tracked = std::make_shared<
@@ -169,6 +176,14 @@ template <typename PoolExecutor, typename F>
 auto offload(PoolExecutor pool, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
     auto submit = [pool](auto job) { boost::asio::post(pool, std::move(job)); };
     return offload_with(std::move(submit), std::move(fn));
+}
+
+// Runs `fn()` on `pool` like offload(), but the awaiter's cancellation is not connected: it
+// resumes when the call has finished, with the call's result (Amendment 6).
+template <typename PoolExecutor, typename F>
+auto offload_to_completion(PoolExecutor pool, F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+    auto submit = [pool](auto job) { boost::asio::post(pool, std::move(job)); };
+    return detail::offload_via<false>(std::move(submit), std::move(fn));
 }
 
 // Runs `fn()` on a thread of its own, for a call that may wait long (a fetch that waits for
