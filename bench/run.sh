@@ -2,7 +2,8 @@
 # Builds the optimised benchmark preset and prints every benchmark's figures, each beside
 # its floor or its peer, then the two speed targets together: MCP tools/call CPU per call
 # (children included) against a bare posix_spawn + read + reap, beside the TypeScript SDK
-# server; and the a2a tool call p50 against bare NATS request-reply + spawn.
+# server; the a2a tool call p50 against bare NATS request-reply + spawn; the LLM provider
+# beside the Anthropic SDK; the HTTP client; and the session journal beside its floors.
 # Usage: bench/run.sh [iterations for the tool-layer rows] [seconds per MCP row]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,15 @@ echo "== a2a tool calls over NATS: round trip and throughput beside their floors
 echo
 echo "== LLM provider: fisk-ai's Anthropic provider vs the official TypeScript SDK, against fiskai-fake-llm"
 bench/llm/run.sh build/bench 3000
+echo
+echo "== HTTP client per call on loopback (libs/net)"
+./build/bench/bench/net/net_bench 2000
+echo
+echo "== session journal: file appends beside write + fdatasync, fold of 10,000 records"
+./build/bench/bench/journal/journal_bench 3000 "${TMPDIR:-/tmp}"
+echo
+echo "== session journal on JetStream: append p50 beside a bare nats.c js_Publish"
+./build/bench/bench/journal/journal_jetstream_bench 2000
 echo
 echo "== speed targets (1.3x of the floor)"
 grep -E 'floor: bare posix_spawn \+ read \+ reap  |x the floor|target 1.3x$' "$out" | sed 's/^ */  /'

@@ -15,6 +15,8 @@ packages=(
   # the source format is checked in CI (scripts/format.sh --check)
   clang-format-14
   libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev libssl-dev
+  # the TLS tests make their CA and certificates with the openssl CLI
+  openssl ca-certificates
   catch2
   nodejs npm curl procps
 )

@@ -246,11 +246,15 @@ TEST_CASE("send: connection refused names the address and the cause", "[net]") {
     CHECK(result.error().message == fmt::format("connect to 127.0.0.1:{}: Connection refused", port));
 }
 
-TEST_CASE("send: a connection reset in the middle of the body fails with closed", "[net]") {
-    http_test_server server([](http_test_server::session& s) -> asio::awaitable<void> {
+TEST_CASE("send: a connection reset or closed in the middle of the body fails with closed", "[net]") {
+    const bool reset = GENERATE(true, false);
+    http_test_server server([reset](http_test_server::session& s) -> asio::awaitable<void> {
         co_await s.write_raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b");
+        if (reset) co_await s.sleep(50ms);  // the bytes reach the client before the RST discards them
         s.close_after = true;
+        s.reset_after = reset;
     });
+    INFO("reset " << reset);
     auto result = send_once(get(server.url()));
     REQUIRE(result.has_error());
     CHECK(result.error().what == http_error::kind::closed);

@@ -92,6 +92,8 @@ public:
 
         // Close the connection once the handler returns (without saying so in a header).
         bool close_after = false;
+        // With close_after: reset it (RST, SO_LINGER 0) instead of a FIN.
+        bool reset_after = false;
 
     private:
         friend class http_test_server;
@@ -181,7 +183,11 @@ private:
             if (current.close_after) {
                 net_beast::error_code ignored;
                 auto& lowest = plain ? *plain : tls->next_layer();
-                lowest.socket().shutdown(net_asio::ip::tcp::socket::shutdown_both, ignored);
+                if (current.reset_after) {
+                    lowest.socket().set_option(net_asio::socket_base::linger(true, 0), ignored);
+                } else {
+                    lowest.socket().shutdown(net_asio::ip::tcp::socket::shutdown_both, ignored);
+                }
                 lowest.socket().close(ignored);
                 server_closed++;
                 co_return;

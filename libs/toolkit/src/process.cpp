@@ -53,7 +53,9 @@ struct launch_plan {
     char* const* argv = nullptr;
     char* const* envp = nullptr;
     const char* work_dir = nullptr;  // nullptr: inherit
-    int output_fd = -1;              // the pipe's write end, for stdout and stderr
+    int input_fd = -1;               // the child's stdin; -1: /dev/null
+    int output_fd = -1;              // the pipe's write end, for stdout (and stderr when error_fd is -1)
+    int error_fd = -1;               // the child's stderr; -1: the same as stdout
     pid_t parent = 0;
     const sigset_t* restore_mask = nullptr;
     // Written by a child that fails before or at exec, read by the parent once vfork
@@ -88,10 +90,16 @@ struct launch_plan {
         ::sigaction(sig, &action, nullptr);
     }
 
-    int out = plan.output_fd;
-    if (out < 3 && (out = ::fcntl(out, F_DUPFD, 3)) < 0) fail(launch_plan::stdio);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(launch_plan::stdio);
+    // Each descriptor moved to 3 or above first, so one dup2 cannot overwrite another.
+    const auto above_stdio = [&](int fd) {
+        if (fd >= 0 && fd < 3 && (fd = ::fcntl(fd, F_DUPFD, 3)) < 0) fail(launch_plan::stdio);
+        return fd;
+    };
+    int in = above_stdio(plan.input_fd);
+    const int out = above_stdio(plan.output_fd);
+    const int err = plan.error_fd < 0 ? out : above_stdio(plan.error_fd);
+    if (in < 0 && (in = ::open("/dev/null", O_RDONLY)) < 0) fail(launch_plan::stdio);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) fail(launch_plan::stdio);
     cloexec_from_3();
     if (plan.work_dir != nullptr && ::chdir(plan.work_dir) != 0) fail(launch_plan::work_dir_step);
     ::sigprocmask(SIG_SETMASK, plan.restore_mask, nullptr);
@@ -195,6 +203,65 @@ std::vector<std::string> scrubbed_environment(const std::vector<std::string>& ex
     }
     env.emplace_back("LLMFORMAT=1");
     return env;
+}
+
+piped_child start_piped_child(process_spec spec, std::string& error) {
+    piped_child child;
+    std::string exe = spec.executable;
+    if (spec.executable.find('/') == std::string::npos) {
+        exe = bp2::environment::find_executable(spec.executable).string();
+        if (exe.empty()) {
+            error = "exec: \"" + spec.executable + "\": executable file not found in $PATH";
+            return child;
+        }
+    }
+    std::vector<char*> argv;
+    argv.reserve(spec.arguments.size() + 2);
+    argv.push_back(exe.data());
+    for (auto& a : spec.arguments) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    envp.reserve(spec.environment.size() + 1);
+    for (auto& e : spec.environment) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    int err[2] = {-1, -1};
+    const auto close_all = [&] {
+        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) {
+            if (fd >= 0) ::close(fd);
+        }
+    };
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        error = std::string("creating the child's pipes: ") + std::strerror(errno);
+        close_all();
+        return child;
+    }
+    launch_plan plan;
+    plan.path = exe.c_str();
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+    plan.work_dir = spec.work_dir.empty() ? nullptr : spec.work_dir.c_str();
+    plan.input_fd = in[0];
+    plan.output_fd = out[1];
+    plan.error_fd = err[1];
+    plan.parent = ::getpid();
+    const pid_t pid = launch(plan, spec, error);
+    // The child holds its own copies of its ends; ours would keep the pipes open forever.
+    for (int* fd : {&in[0], &out[1], &err[1]}) {
+        ::close(*fd);
+        *fd = -1;
+    }
+    if (pid < 0) {
+        close_all();
+        return child;
+    }
+    child.pid = pid;
+    child.stdin_fd = in[1];
+    child.stdout_fd = out[0];
+    child.stderr_fd = err[0];
+    return child;
 }
 
 asio::awaitable<process_result> run_process(process_spec spec) {

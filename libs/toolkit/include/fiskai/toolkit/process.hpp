@@ -45,6 +45,18 @@ struct process_result {
 // Awaitable; cancelling the awaiting coroutine (terminal cancellation) kills the group.
 boost::asio::awaitable<process_result> run_process(process_spec spec);
 
+// A long-lived child talking over pipes (an MCP server on stdio): the same launch as
+// run_process (argv only, its own process group whose id is `pid`, PDEATHSIG, no other
+// inherited descriptors), but stdin, stdout and stderr are pipes handed to the caller, who
+// owns them and must kill the group and reap the child. timeout and output_cap are unused.
+struct piped_child {
+    int pid = -1;        // also the process group id; -1 when the start failed
+    int stdin_fd = -1;   // write end, close-on-exec
+    int stdout_fd = -1;  // read end, close-on-exec
+    int stderr_fd = -1;  // read end, close-on-exec
+};
+[[nodiscard]] piped_child start_piped_child(process_spec spec, std::string& error);
+
 // The parent environment minus credential variables (the fixed provider list plus
 // `extra_secret_names`), with LLMFORMAT=1 appended (last one wins).
 [[nodiscard]] std::vector<std::string> scrubbed_environment(const std::vector<std::string>& extra_secret_names = {});

@@ -94,7 +94,8 @@ struct call_options {
     const surface_facilities* facilities = nullptr;
 };
 
-enum class tool_kind { command, builtin, function, remote };
+// `mcp`: a tool of an outbound MCP server; unlike `remote` it may be confirm-gated.
+enum class tool_kind { command, builtin, function, remote, mcp };
 
 class tool {
 public:
