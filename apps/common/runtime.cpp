@@ -12,10 +12,39 @@
 #include <csignal>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <pthread.h>
 
 namespace fiskai::app {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// The disposition of SIGINT and SIGTERM once the io_context has stopped: a signal that
+// arrives while the process is exiting (destructors, the sanitizers' exit checks) ends it
+// at once with the interrupted code instead of killing it by the default action.
+extern "C" void exit_on_late_signal(int) { std::_Exit(fiskai::app::exit_code::interrupted); }
+
+// Removes the signal_set (Asio then restores the default action) and installs
+// exit_on_late_signal with both signals blocked, so no signal can fall between the two.
+void hand_signals_to_exit(std::optional<asio::signal_set>& signals) {
+    sigset_t both;
+    sigset_t previous;
+    sigemptyset(&both);
+    sigaddset(&both, SIGINT);
+    sigaddset(&both, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &both, &previous);
+    signals.reset();
+    struct sigaction action {};
+    action.sa_handler = exit_on_late_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+}  // namespace
 
 std::optional<int> parse_command_line(CLI::App& cli, int argc, char** argv) {
     try {
@@ -43,7 +72,7 @@ void runtime::start_cancel(const char* why) {
 
 int runtime::run(asio::awaitable<int> main, const char* program) {
     int result = exit_code::failure;
-    asio::signal_set signals(ioc_, SIGINT, SIGTERM);
+    std::optional<asio::signal_set> signals(std::in_place, ioc_, SIGINT, SIGTERM);
     asio::steady_timer budget(ioc_);
     asio::steady_timer grace(ioc_);
 
@@ -74,9 +103,9 @@ int runtime::run(asio::awaitable<int> main, const char* program) {
             start_cancel("second signal");
             arm_grace();
         }
-        signals.async_wait(on_signal);
+        signals->async_wait(on_signal);
     };
-    signals.async_wait(on_signal);
+    signals->async_wait(on_signal);
 
     asio::co_spawn(ioc_, std::move(main), [&](std::exception_ptr e, int code) {
         finished_ = true;
@@ -91,11 +120,12 @@ int runtime::run(asio::awaitable<int> main, const char* program) {
             }
             result = exit_code::failure;
         }
-        signals.cancel();
+        signals->cancel();
         budget.cancel();
         grace.cancel();
     });
     ioc_.run();
+    hand_signals_to_exit(signals);
     return cancelled_ ? exit_code::interrupted : result;
 }
 
