@@ -3,6 +3,7 @@
 // and the configuration texts.
 
 #include "fake_llm_process.hpp"
+#include "tls_fixture.hpp"
 
 #include <fiskai/llm/anthropic_codec.hpp>
 #include <fiskai/llm/provider.hpp>
@@ -361,19 +362,10 @@ TEST_CASE("connection refused is a transport error after the retries", "[llm][ht
 
 TEST_CASE("TLS: refused without the CA, accepted with it", "[llm][http][tls]") {
     clear_llm_env();
-    temp_dir certs;
-    const auto dir = certs.path.string();
-    const std::string script = fmt::format(
-        "cd {0} && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out "
-        "ca.pem -days 1 -subj '/CN=fiskai test CA' >/dev/null 2>&1 && "
-        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr "
-        "-subj '/CN=localhost' >/dev/null 2>&1 && "
-        "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext.cnf && "
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 "
-        "-extfile ext.cnf >/dev/null 2>&1",
-        dir);
-    REQUIRE(std::system(script.c_str()) == 0);
-    fake_server fake(faults_script("[]"), {"--tls", dir + "/server.pem", dir + "/server.key"});
+    // The CA and the localhost certificate the net tests use, made by the openssl CLI.
+    const auto& tls = fiskai::test::tls_material::get();
+    const auto dir = tls.dir.string();
+    fake_server fake(faults_script("[]"), {"--tls", dir + "/localhost.pem", dir + "/localhost.key"});
 
     ::unsetenv("SSL_CERT_FILE");
     auto config = anthropic_at(fake.url("https", "localhost"));
@@ -384,7 +376,7 @@ TEST_CASE("TLS: refused without the CA, accepted with it", "[llm][http][tls]") {
     INFO(refused.result.error().message);
     CHECK(refused.result.error().message.starts_with("anthropic: "));
 
-    ::setenv("SSL_CERT_FILE", (dir + "/ca.pem").c_str(), 1);
+    ::setenv("SSL_CERT_FILE", tls.ca_file.c_str(), 1);
     auto accepted = call_once(config, ask("x"));
     ::unsetenv("SSL_CERT_FILE");
     REQUIRE(accepted.result.has_value());
@@ -393,7 +385,7 @@ TEST_CASE("TLS: refused without the CA, accepted with it", "[llm][http][tls]") {
     llm::provider_config openai;
     openai.name = "openai";
     openai.base_url = fake.url("https", "localhost") + "/v1";
-    ::setenv("SSL_CERT_FILE", (dir + "/ca.pem").c_str(), 1);
+    ::setenv("SSL_CERT_FILE", tls.ca_file.c_str(), 1);
     auto over_tls = call_once(openai, ask("x"));
     ::unsetenv("SSL_CERT_FILE");
     REQUIRE(over_tls.result.has_value());
