@@ -5,7 +5,7 @@
 #include <fiskai/net/http_client.hpp>
 
 #include "../../tests/net/test_server.hpp"
-#include "../../tests/net/tls_fixture.hpp"
+#include "../../tests/support/tls_fixture.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
