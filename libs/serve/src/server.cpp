@@ -11,6 +11,8 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,7 +23,6 @@
 #include <cassert>
 #include <exception>
 #include <filesystem>
-#include <list>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -108,17 +109,13 @@ struct server::impl : std::enable_shared_from_this<impl> {
         std::shared_ptr<channel> ch;
         channel_options options;
     };
-    struct run_entry {
-        asio::cancellation_signal signal;
-        bool cancelled = false;  // cancel() hit this run: a suspended ending is an interruption
-    };
-
     impl(asio::any_io_executor ex, std::shared_ptr<const agent::runtime> rt, server_options opts)
         : executor(std::move(ex)),
           runtime(std::move(rt)),
           options(std::move(opts)),
           slots(executor, options.workers == 0 ? 1 : options.workers),
-          idle(executor, asio::steady_timer::time_point::max()) {}
+          idle(executor, asio::steady_timer::time_point::max()),
+          cancelling(executor, asio::steady_timer::time_point::max()) {}
 
     asio::any_io_executor executor;
     std::shared_ptr<const agent::runtime> runtime;
@@ -134,10 +131,12 @@ struct server::impl : std::enable_shared_from_this<impl> {
     std::optional<std::string> first_fault;
     // Pullers, services and taken works not yet reported: run() ends when it reaches zero.
     std::size_t active = 0;
-    std::size_t in_flight = 0;                        // runs in flight plus works waiting for a slot
-    asio::steady_timer idle;                          // cancelled when `active` reaches zero
-    std::list<asio::cancellation_signal> slot_waits;  // one per puller; cancel() emits on each
-    std::list<run_entry> runs;
+    std::size_t in_flight = 0;  // runs in flight plus works waiting for a slot
+    asio::steady_timer idle;    // cancelled when `active` reaches zero
+    // Never expires; cancel() cancels it, ending every slot wait and run raced against it.
+    // A parallel group owns the per-operation cancellation, so nothing is emitted into an
+    // operation that has already finished.
+    asio::steady_timer cancelling;
 
     void finished_one() {
         assert(active > 0);
@@ -176,45 +175,33 @@ struct server::impl : std::enable_shared_from_this<impl> {
         drain();
         if (cancelled) return;
         cancelled = true;
-        // Completions are posted, so no entry is erased while these loops run.
-        for (auto& s : slot_waits) s.emit(asio::cancellation_type::terminal);
-        for (auto& r : runs) {
-            r.cancelled = true;
-            r.signal.emit(asio::cancellation_type::terminal);
-        }
+        cancelling.cancel();
     }
 
     // A slot, or nothing when cancel() came first (the wait is bound to cancel(), never to
     // drain(): a drained server still runs the work it has taken).
-    asio::awaitable<std::optional<toolkit::slot_pool::slot>> acquire(asio::cancellation_signal& signal) {
+    asio::awaitable<std::optional<toolkit::slot_pool::slot>> acquire() {
         if (cancelled) co_return std::nullopt;
-        std::optional<toolkit::slot_pool::slot> got;
-        try {
-            got = co_await asio::co_spawn(executor, slots.acquire(),
-                                          asio::bind_cancellation_slot(signal.slot(), asio::use_awaitable));
-        } catch (const boost::system::system_error& e) {
-            if (e.code() != asio::error::operation_aborted) throw;
-        }
+        auto [order, acquire_error, granted, cancel_error] =
+            co_await asio::experimental::make_parallel_group(asio::co_spawn(executor, slots.acquire(), asio::deferred),
+                                                             cancelling.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+        (void)order;
+        (void)cancel_error;
         // A slot granted in the same turn as cancel() is given back: no run starts after it.
-        if (cancelled) got.reset();
-        co_return got;
+        if (acquire_error || cancelled) co_return std::nullopt;
+        co_return std::move(granted);
     }
 
     asio::awaitable<void> pull(channel_entry entry) {
         auto self = shared_from_this();
-        const auto wait = slot_waits.emplace(slot_waits.end());
-        struct erase_on_exit {
-            impl& owner;
-            std::list<asio::cancellation_signal>::iterator it;
-            ~erase_on_exit() { owner.slot_waits.erase(it); }
-        } guard{*this, wait};
         const std::string name(entry.ch->name());
 
         for (;;) {
             if (hold_closed) break;
             // Amendment 3: wait until a slot is free without taking one, so with every slot
             // busy no work is taken and the pressure stays in the transport.
-            if (!(co_await acquire(*wait))) break;
+            if (!(co_await acquire())) break;
             if (hold_closed) break;
 
             std::unique_ptr<work> w;
@@ -243,7 +230,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
             }
 
             ++in_flight;
-            auto slot = co_await acquire(*wait);
+            auto slot = co_await acquire();
             if (!slot) {
                 --in_flight;
                 auto abandoned = outcome_for(*w, std::string(text::abandoned));
@@ -277,6 +264,12 @@ struct server::impl : std::enable_shared_from_this<impl> {
 
     asio::awaitable<outcome> run_agent(taken_work& tw) {
         auto& w = tw.get();
+        if (cancelled) {
+            // cancel() came between the slot and this coroutine's start: it never started.
+            auto abandoned = outcome_for(w, std::string(text::abandoned));
+            abandoned.abandoned = true;
+            co_return abandoned;
+        }
         std::string dir_error;
         const auto work_dir = prepare_work_dir(runtime->cfg.serve.work_dir, w.session_id, dir_error);
         if (!work_dir) {
@@ -315,22 +308,26 @@ struct server::impl : std::enable_shared_from_this<impl> {
         request.tool_work_dir = *work_dir;
 
         options.log.info("work started", {{"work", w.label}, {"session", w.session_id}});
-        const auto entry = runs.emplace(runs.end());
         outcome result;
-        try {
-            agent::agent runner(executor, runtime);
-            auto got = co_await asio::co_spawn(executor, runner.run(std::move(request)),
-                                               asio::bind_cancellation_slot(entry->signal.slot(), asio::use_awaitable));
-            result = to_outcome(got);
-        } catch (const std::exception& e) {
+        agent::agent runner(executor, runtime);
+        // Raced against cancel(): when it comes first the group cancels the run (the hard
+        // stop) and still waits for the run's own result, the suspended terminal.
+        auto [order, run_error, got, cancel_error] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(executor, runner.run(std::move(request)), asio::deferred),
+                cancelling.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+        (void)cancel_error;
+        if (run_error) {
             // The agent turns its own failures into a crash result; this is the barrier for
             // anything that still escapes.
-            options.log.error(fmt::format("the run for {} failed: {}", w.label, e.what()));
+            options.log.error(fmt::format("the run for {} failed: {}", w.label, what_of(run_error)));
             result = outcome_for(w, std::string(agent::text::crashed));
             result.crashed = true;
+        } else {
+            result = to_outcome(got);
         }
-        result.interrupted = entry->cancelled && result.reason == "suspended";
-        runs.erase(entry);
+        result.interrupted = order[0] == 1 && result.reason == "suspended";
         options.log.info("work ended", {{"work", w.label},
                                         {"session", w.session_id},
                                         {"reason", result.crashed ? std::string_view("crashed") : result.reason}});
