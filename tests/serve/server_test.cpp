@@ -213,6 +213,24 @@ toolkit::tool_ptr hold_tool(const std::shared_ptr<hold_gate>& gate) {
     return toolkit::make_function_tool(std::move(spec));
 }
 
+// A human who never answers: every question waits until it is cancelled.
+class absent_prompter final : public toolkit::prompter {
+public:
+    int asked = 0;
+    bool cancelled = false;
+    [[nodiscard]] bool can_prompt() const override { return true; }
+    asio::awaitable<toolkit::approval_reply> approve(toolkit::approval_request) override {
+        ++asked;
+        asio::steady_timer never(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+        auto [ec] = co_await never.async_wait(asio::as_tuple(asio::use_awaitable));
+        cancelled = ec == asio::error::operation_aborted;
+        co_return toolkit::approval_reply{toolkit::reply_status::cancelled, toolkit::approval::deny, "gone", {}};
+    }
+    asio::awaitable<toolkit::question_reply> ask(toolkit::question) override {
+        co_return toolkit::question_reply{toolkit::reply_status::unavailable, false, -1, {}, "absent", {}};
+    }
+};
+
 struct guarded_state {
     int ran = 0;
 };
@@ -266,6 +284,8 @@ std::string script() {
                      json::array{tool_reply("guarded"),
                                  json::object{{"expect", json::object{{"last_tool_result_contains", "changed"}}},
                                               {"reply", text_reply("allowed as expected")["reply"]}}}),
+        // GUARD-SILENT: the approval is never given; the run parks on the gate.
+        conversation("silent", "GUARD-SILENT", json::array{tool_reply("guarded"), text_reply("not reached")}),
         // Anything else: one answer per turn.
         conversation("plain", "", json::array{text_reply("first answer"), text_reply("second answer")}),
     };
@@ -637,4 +657,24 @@ TEST_CASE("a done() that outlasts report_timeout is logged, cancelled, and frees
     f.server->drain();
     f.wait_finished();
     CHECK(f.counts->dones["plain-slow"] == 1);
+}
+
+TEST_CASE("prompt_wait bounds the work's prompter: an unanswered approval parks the run") {
+    fixture f;
+    auto ch = f.add_channel("q");
+    absent_prompter nobody;
+    auto w = f.work("GUARD-SILENT");
+    w->prompter = &nobody;
+    w->prompt_wait = 100ms;
+    ch->push(std::move(w));
+    f.start();
+    REQUIRE(f.pump_until([&] { return f.counts->done("GUARD-SILENT"); }));
+    const auto& o = f.counts->outcomes["GUARD-SILENT"];
+    CHECK(o.reason == "suspended");
+    CHECK_FALSE(o.interrupted);  // a silent gate, not a cancel
+    CHECK(nobody.asked == 1);
+    CHECK(nobody.cancelled);  // the bound cancelled the inner question
+    CHECK(f.guarded->ran == 0);
+    f.server->drain();
+    f.wait_finished();
 }

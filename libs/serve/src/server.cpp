@@ -182,10 +182,11 @@ struct server::impl : std::enable_shared_from_this<impl> {
     // drain(): a drained server still runs the work it has taken).
     asio::awaitable<std::optional<toolkit::slot_pool::slot>> acquire() {
         if (cancelled) co_return std::nullopt;
+        // Named, not a temporary inside the co_await expression (g++ 12).
+        auto group = asio::experimental::make_parallel_group(asio::co_spawn(executor, slots.acquire(), asio::deferred),
+                                                             cancelling.async_wait(asio::deferred));
         auto [order, acquire_error, granted, cancel_error] =
-            co_await asio::experimental::make_parallel_group(asio::co_spawn(executor, slots.acquire(), asio::deferred),
-                                                             cancelling.async_wait(asio::deferred))
-                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+            co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
         (void)order;
         (void)cancel_error;
         // A slot granted in the same turn as cancel() is given back: no run starts after it.
@@ -312,11 +313,11 @@ struct server::impl : std::enable_shared_from_this<impl> {
         agent::agent runner(executor, runtime);
         // Raced against cancel(): when it comes first the group cancels the run (the hard
         // stop) and still waits for the run's own result, the suspended terminal.
+        auto group = asio::experimental::make_parallel_group(
+            asio::co_spawn(executor, runner.run(std::move(request)), asio::deferred),
+            cancelling.async_wait(asio::deferred));
         auto [order, run_error, got, cancel_error] =
-            co_await asio::experimental::make_parallel_group(
-                asio::co_spawn(executor, runner.run(std::move(request)), asio::deferred),
-                cancelling.async_wait(asio::deferred))
-                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+            co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
         (void)cancel_error;
         if (run_error) {
             // The agent turns its own failures into a crash result; this is the barrier for
