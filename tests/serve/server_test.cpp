@@ -11,6 +11,8 @@
 #include <fiskai/toolkit/function_tool.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -677,4 +679,20 @@ TEST_CASE("prompt_wait bounds the work's prompter: an unanswered approval parks 
     CHECK(f.guarded->ran == 0);
     f.server->drain();
     f.wait_finished();
+}
+
+TEST_CASE("cancelling the coroutine that awaits run() is cancel()") {
+    fixture f;
+    auto ch = f.add_channel("q");
+    ch->push(f.work("HANG-1"));
+    asio::cancellation_signal signal;
+    f.finished =
+        asio::co_spawn(f.h->ioc, f.server->run(), asio::bind_cancellation_slot(signal.slot(), asio::use_future));
+    REQUIRE(f.pump_until([&] { return f.counts->contexts.count("HANG-1") == 1; }));
+    signal.emit(asio::cancellation_type::terminal);
+    f.wait_finished();
+    CHECK(ch->releases == 1);
+    CHECK(f.counts->outcomes["HANG-1"].interrupted);
+    CHECK(f.counts->outcomes["HANG-1"].reason == "suspended");
+    CHECK(f.counts->dones["HANG-1"] == 1);
 }
