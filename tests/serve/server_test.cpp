@@ -526,7 +526,7 @@ TEST_CASE("a follow-up from a channel whose deliveries repeat is refused without
     f.wait_finished();
 }
 
-TEST_CASE("drain closes the hold once, releases every channel and stops every service; runs in flight finish") {
+TEST_CASE("drain closes the hold once, releases every channel and stops every service, and runs in flight finish") {
     fixture f;
     auto a = f.add_channel("a");
     auto b = f.add_channel("b");
