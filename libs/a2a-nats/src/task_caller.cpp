@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <ostream>
 #include <stdexcept>
 
 namespace fiskai::a2a_nats {
@@ -28,6 +29,8 @@ using clock = std::chrono::steady_clock;
 void throw_exception_from_error(const task_problem& p, const boost::source_location&) {
     throw std::runtime_error(p.message);
 }
+
+std::ostream& operator<<(std::ostream& os, const task_problem& p) { return os << p.message; }
 
 bool task_arrival::is_terminal() const noexcept {
     return std::holds_alternative<a2a::task_result>(message) || std::holds_alternative<a2a::task_error>(message);

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ struct task_problem {
     std::string message;
     friend bool operator==(const task_problem&, const task_problem&) = default;
 };
+
+// Shows the message (test assertions, logs).
+std::ostream& operator<<(std::ostream& os, const task_problem& p);
 
 [[noreturn]] void throw_exception_from_error(const task_problem& p, const boost::source_location& loc);
 
