@@ -341,3 +341,85 @@ TEST_CASE("ask: silence past the (floored) idle limit exits 5", "[ask][app][slow
                                 "continue it with --continue " +
                                 r + ")") != std::string::npos);
 }
+
+TEST_CASE("ask: at a TTY the prompter answers each kind of question", "[ask][app]") {
+    ask_env env;
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    const std::string slave = ::ptsname(master);
+
+    fake_task_worker worker(*env.worker_conn, "svc", [](task_run& t) {
+        t.ack();
+        auto ask = [&](a2a::task_question q) {
+            const auto id = q.question_id;
+            t.send(std::move(q));
+            return t
+                .wait_for([&](const inbound_message& m) {
+                    return m.body.find("v1.answer") != std::string::npos &&
+                           m.body.find("\"question_id\":\"" + id + "\"") != std::string::npos;
+                })
+                .has_value();
+        };
+        a2a::task_question confirm;
+        confirm.question_id = "Q1";
+        confirm.kind = "confirm";
+        confirm.question = "Delete stream ORDERS?";
+        confirm.window = "5m0s";
+        if (!ask(confirm)) return;
+        a2a::task_question approval;
+        approval.question_id = "Q2";
+        approval.kind = "approval";
+        approval.question = "The agent wants to run a tool that changes things";
+        approval.tool = "stream_rm";
+        approval.command = "stream rm ORDERS";
+        approval.call_id = "toolu_4";
+        approval.window = "5m0s";
+        if (!ask(approval)) return;
+        a2a::task_question select;
+        select.question_id = "Q3";
+        select.kind = "select";
+        select.question = "Which stream?";
+        select.options = {"ORDERS", "EVENTS"};
+        select.window = "5m0s";
+        if (!ask(select)) return;
+        a2a::task_question input;
+        input.question_id = "Q4";
+        input.kind = "input";
+        input.question = "Replicas?";
+        input.default_value = "3";
+        input.window = "5m0s";
+        if (!ask(input)) return;
+        t.result("end_turn", "all answered");
+    });
+    auto p = env.ask("tty", {"svc", "x"}, slave);
+    auto answer_when = [&](const std::string& prompt, const std::string& line) {
+        REQUIRE(wait_until([&] { return p->stderr_text().find(prompt) != std::string::npos || p->exited(); }));
+        REQUIRE(::write(master, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+    };
+    answer_when("? Delete stream ORDERS? [y/N] ", "y\n");
+    answer_when("Allow once / allow for this Run / Deny [o/r/D] ", "o\n");
+    answer_when("Choose 1-2: ", "7\n");  // out of range: asked again
+    REQUIRE(wait_until([&] {
+        const auto e = p->stderr_text();
+        return e.find("Choose 1-2: ") != e.rfind("Choose 1-2: ");
+    }));
+    answer_when("  2) EVENTS", "2\n");
+    answer_when("? Replicas? [3] ", "\n");
+    REQUIRE(p->wait() == 0);
+    ::close(master);
+    CHECK(p->stdout_text() == "all answered\n");
+    std::vector<a2a::task_answer> answers;
+    for (const auto& m : worker.inbound()) {
+        auto a = a2a::default_validator().check_as<a2a::task_answer>(m.body);
+        REQUIRE(a);
+        answers.push_back(*a);
+    }
+    REQUIRE(answers.size() == 4);
+    CHECK(answers[0].confirmed == std::optional<bool>(true));
+    CHECK(answers[1].decision == std::optional<std::string>("once"));
+    CHECK(answers[2].selected == std::optional<std::uint64_t>(1));
+    CHECK(answers[3].value == std::optional<std::string>("3"));
+    for (std::size_t i = 0; i < answers.size(); ++i) CHECK(answers[i].sequence == i + 1);
+}
