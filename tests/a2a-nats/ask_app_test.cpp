@@ -423,3 +423,17 @@ TEST_CASE("ask: at a TTY the prompter answers each kind of question", "[ask][app
     CHECK(answers[3].value == std::optional<std::string>("3"));
     for (std::size_t i = 0; i < answers.size(); ++i) CHECK(answers[i].sequence == i + 1);
 }
+
+TEST_CASE("ask: an unknown event kind is shown from its raw bytes, an unknown stop reason exits 0", "[ask][app]") {
+    ask_env env;
+    fake_task_worker worker(*env.worker_conn, "svc", [](task_run& t) {
+        t.ack();
+        t.event(
+            a2a::unknown_block::from_raw(a2a::raw_json::parse(R"({"type":"chart","points":[1,2]})").value()).value());
+        t.result("paused_for_lunch", "later");
+    });
+    auto p = env.ask("unknown", {"svc", "x"});
+    REQUIRE(p->wait() == 0);
+    CHECK(p->stdout_text() == "later\n");
+    CHECK(p->stderr_text().find(R"(· chart {"type":"chart","points":[1,2]})") != std::string::npos);
+}

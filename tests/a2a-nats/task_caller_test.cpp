@@ -95,21 +95,28 @@ TEST_CASE("task_caller delivers the reply set in order", "[task_caller][nats]") 
         t.event(a2a::text_block{"thinking about it"});
         t.event(a2a::tool_call_block{"toolu_1", "ls", a2a::raw_json::parse(R"({"path":"/"})").value()});
         t.event(a2a::tool_result_block{"toolu_1", false, "a b", std::nullopt});
-        t.result("end_turn", "done: a b");
+        t.event(
+            a2a::unknown_block::from_raw(a2a::raw_json::parse(R"({"type":"chart","points":[1,2]})").value()).value());
+        t.result("paused_for_lunch", "done: a b");
     });
     auto s = start(env, caller_options("list /"));
     REQUIRE(s.ack);
     CHECK(s.ack->accepted);
     CHECK(s.ack->sequence == 1);
     const auto set = read_all(env, *s.caller);
-    REQUIRE(set.size() == 6);
+    REQUIRE(set.size() == 7);
     for (std::size_t i = 0; i < set.size(); ++i) CHECK(a2a::header_of(set[i].message).sequence == i + 2);
     CHECK(std::get<a2a::status_block>(as<a2a::task_event>(set[0]).block).phase == "calling-llm");
     as<a2a::task_keepalive>(set[1]);
     CHECK(std::get<a2a::text_block>(as<a2a::task_event>(set[2]).block).text == "thinking about it");
     CHECK(std::get<a2a::tool_call_block>(as<a2a::task_event>(set[3]).block).name == "ls");
-    CHECK(as<a2a::task_result>(set[5]).text == "done: a b");
-    CHECK(set[5].body.find("\"done: a b\"") != std::string::npos);
+    // An unknown event kind and an unknown stop reason are carried, not refused.
+    const auto& chart = std::get<a2a::unknown_block>(as<a2a::task_event>(set[5]).block);
+    CHECK(chart.type() == "chart");
+    CHECK(chart.raw().text() == R"({"type":"chart","points":[1,2]})");
+    CHECK(as<a2a::task_result>(set[6]).text == "done: a b");
+    CHECK(as<a2a::task_result>(set[6]).stop_reason == "paused_for_lunch");
+    CHECK(set[6].body.find("\"done: a b\"") != std::string::npos);
 
     // The request went out stamped: a new task is its own id, prompt as given.
     const auto reqs = worker.requests();
@@ -185,19 +192,19 @@ TEST_CASE("task_caller: the idle limit is floored and its expiry has the exact t
     });
     auto o = caller_options();
     o.idle_timeout = 1ms;
-    o.idle_floor = 300ms;
+    o.idle_floor = 1s;
     auto s = start(env, o);
     REQUIRE(s.ack);
-    CHECK(s.caller->idle_timeout() == 300ms);
+    CHECK(s.caller->idle_timeout() == 1s);
     auto first = a2a_test::run(env.ioc, s.caller->next());
     REQUIRE(first);
     const auto before = std::chrono::steady_clock::now();
     auto idle = a2a_test::run(env.ioc, s.caller->next());
     REQUIRE_FALSE(idle);
-    CHECK(std::chrono::steady_clock::now() - before >= 250ms);
+    CHECK(std::chrono::steady_clock::now() - before >= 700ms);  // the floor, not the 1ms asked for
     CHECK(idle.error().kind == task_failure::idle);
     CHECK(idle.error().message ==
-          "no message from \"svc\" for 300ms; the task may still be running (wait, then "
+          "no message from \"svc\" for 1s; the task may still be running (wait, then "
           "continue it with --continue " +
               s.caller->task_id() + ")");
 }
@@ -322,7 +329,6 @@ TEST_CASE("task_caller: a question held open sends keepalives, then the answer",
     answer.question_id = "Q1";
     answer.confirmed = true;
     REQUIRE(s.caller->answer(answer));
-    const auto sent_keepalives = keepalives();
 
     auto tool_result = a2a_test::run(env.ioc, s.caller->next());
     REQUIRE(tool_result);
@@ -333,13 +339,19 @@ TEST_CASE("task_caller: a question held open sends keepalives, then the answer",
     CHECK(as<a2a::task_result>(*result).text == "deleted");
 
     // The answer: schema-valid, numbered after the keepalives, and no keepalive after it.
+    // (The worker has the answer, so everything sent before it has arrived.)
     const auto all = worker.inbound();
+    const auto sent_keepalives = keepalives();
     REQUIRE(all.size() == sent_keepalives + 1);
     auto a = a2a::default_validator().check_as<a2a::task_answer>(all.back().body);
     REQUIRE(a);
     CHECK(a->question_id == "Q1");
     CHECK(a->confirmed == std::optional<bool>(true));
     CHECK(a->sequence == sent_keepalives + 1);
+    // No keepalive follows the answer.
+    REQUIRE(run_until(
+                env.ioc, [] { return false; }, 200ms) == false);
+    CHECK(worker.inbound().size() == all.size());
     CHECK(a->request == s.caller->task_id());
     CHECK(all.back().body.find(R"("question_id":"Q1","confirmed":true)") != std::string::npos);
 }
