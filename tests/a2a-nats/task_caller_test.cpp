@@ -394,3 +394,19 @@ TEST_CASE("task_caller: an outgoing message the worker would refuse is refused h
     REQUIRE_FALSE(t.ack);
     CHECK(t.ack.error().kind == task_failure::invalid_outgoing);
 }
+
+TEST_CASE("task_caller: a service error from the intake ends start() with its text", "[task_caller][nats]") {
+    nats_env env;
+    fake_task_worker worker(*env.server_conn, "svc", [](task_run& t) {
+        natsMsg* m = nullptr;
+        natsMsg_Create(&m, t.reply_subject.c_str(), nullptr, "", 0);
+        natsMsgHeader_Set(m, "Nats-Service-Error", "invalid message: schema violation");
+        natsMsgHeader_Set(m, "Nats-Service-Error-Code", "400");
+        natsConnection_PublishMsg(t.worker->connection().native_handle(), m);
+        natsMsg_Destroy(m);
+    });
+    auto s = start(env, caller_options());
+    REQUIRE_FALSE(s.ack);
+    CHECK(s.ack.error().kind == task_failure::transport);
+    CHECK(s.ack.error().message == "remote agent answered with an error: 400 invalid message: schema violation");
+}

@@ -92,6 +92,11 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
             no_responders = true;
             return;
         }
+        if (!copy.error_code.empty() || !copy.error.empty()) {
+            // The intake refused the request before admitting it (a 400 service error).
+            if (service_error.empty()) service_error = fmt::format("{} {}", copy.error_code, copy.error);
+            return;
+        }
         auto checked = a2a::default_validator().check(copy.data);
         if (!checked) {
             warn(
@@ -125,6 +130,7 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
         queue.push_back(task_arrival{std::move(*checked), std::move(copy.data), {}});
     }
     bool no_responders = false;
+    std::string service_error;
 
     task_result<void> publish(a2a::message m, a2a::task_route route) {
         auto& h = a2a::header_of(m);
@@ -247,6 +253,9 @@ asio::awaitable<task_result<a2a::task_ack>> task_caller::start() {
                               fmt::format("remote agent unavailable: no reply on \"{}\": nats: no responders "
                                           "available for request",
                                           *subject));
+        }
+        if (!st->service_error.empty()) {
+            co_return problem(task_failure::transport, "remote agent answered with an error: " + st->service_error);
         }
         // The ack is the first message of the set; anything before it waits its turn.
         for (auto it = st->queue.begin(); it != st->queue.end(); ++it) {
