@@ -206,14 +206,23 @@ asio::awaitable<int> run_task_at_terminal(a2a_nats::task_caller& caller, runtime
 
     // The first interrupt asks the worker to stop at its next boundary; the second (the
     // runtime's cancel stage) stops waiting.
-    rt.on_drain([&caller] {
-        if (auto sent = caller.cancel(cancel_reason); !sent) {
+    // The hooks outlive this coroutine (a signal may land while the process exits): they
+    // reach the caller through a pointer cleared when the coroutine ends.
+    struct caller_ref {
+        std::shared_ptr<a2a_nats::task_caller*> ptr;
+        ~caller_ref() { *ptr = nullptr; }
+    } ref{std::make_shared<a2a_nats::task_caller*>(&caller)};
+    rt.on_drain([target = ref.ptr] {
+        if (*target == nullptr) return;
+        if (auto sent = (*target)->cancel(cancel_reason); !sent) {
             err_line(fmt::format("could not send cancel: {}", sent.error().message));
         } else {
             err_line("cancelling; the task stops at its next step (interrupt again to exit now)");
         }
     });
-    rt.on_cancel([&caller] { caller.close(); });
+    rt.on_cancel([target = ref.ptr] {
+        if (*target != nullptr) (*target)->close();
+    });
 
     auto ack = co_await caller.start();
     if (!ack) {
