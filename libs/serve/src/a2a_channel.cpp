@@ -451,8 +451,9 @@ asio::awaitable<std::unique_ptr<work>> a2a_channel::impl::admit(a2a_nats::inboun
         co_return nullptr;
     }
     auto a = std::get<rules::admitted>(std::move(decided));
-    if (auto r = rules::follow_up_rule(a, false, busy.contains(a.session_id))) {
-        refuse(in.reply, request, *r);
+    // Busy first: whether the session exists does not matter while it is taken here.
+    if (busy.contains(a.session_id)) {
+        refuse(in.reply, request, *rules::follow_up_rule(a, a.continuation, true));
         co_return nullptr;
     }
     // Held from here until done(), so a second request for the session waits its turn.
