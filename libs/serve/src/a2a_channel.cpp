@@ -240,7 +240,10 @@ public:
             co_return r;
         }
         const auto id = a2a::new_id();
-        auto outcome = co_await ask_and_wait(rules::approval_question(request, id, window()), {"approval", 0});
+        // GCC 12: no temporaries inside a co_await expression.
+        auto question = rules::approval_question(request, id, window());
+        rules::question_shape shape{"approval", 0};
+        auto outcome = co_await ask_and_wait(std::move(question), std::move(shape));
         toolkit::approval_reply r;
         r.question_id = id;
         if (outcome == toolkit::reply_status::answered && answer_) {
@@ -256,7 +259,7 @@ public:
         const auto id = a2a::new_id();
         auto msg = rules::tool_question(q, id, window());
         rules::question_shape shape{msg.kind, msg.options.size()};
-        auto outcome = co_await ask_and_wait(std::move(msg), shape);
+        auto outcome = co_await ask_and_wait(std::move(msg), std::move(shape));
         toolkit::question_reply r;
         if (outcome == toolkit::reply_status::answered && answer_)
             r = rules::question_reply_from(*answer_);
