@@ -78,6 +78,9 @@ TEST_CASE("a2a questions: status waiting-for-answer, then the question; the answ
 
     caller.keepalive(q.question_id);
     caller.keepalive(q.question_id);
+    caller.skip(2);
+    caller.keepalive(q.question_id);
+    REQUIRE(run_until(e.ioc, [&] { return e.log.has("gap in task Q1 from caller-1: expected 3, got 5"); }));
     auto a = answer_for(q.question_id);
     a.confirmed = true;
     caller.answer(a);

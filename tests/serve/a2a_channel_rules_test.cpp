@@ -1,13 +1,16 @@
 // The a2a channel's protocol decisions (serve.md §6.3, §6.4, §6.7, Amendments 9, 11, 17),
 // tested without I/O.
 #include <fiskai/a2a/codec.hpp>
+#include <fiskai/a2a/protocol.hpp>
 #include <fiskai/a2a/stamp.hpp>
+#include <fiskai/a2a_nats/task_transport.hpp>
 #include <fiskai/serve/a2a_rules.hpp>
 #include <fiskai/serve/session_ids.hpp>
 
 #include <catch2/catch.hpp>
 
 using namespace fiskai;
+namespace a2a_nats = fiskai::a2a_nats;
 namespace rules = fiskai::serve::a2a_rules;
 using namespace std::chrono_literals;
 
@@ -291,4 +294,47 @@ TEST_CASE("questions: window floor, sanitizing and the approval shape", "[serve]
     CHECK(sq.kind == "select");
     CHECK(sq.options.size() == 2);
     CHECK(sq.window == "30s");
+}
+
+// ---- the caller-to-worker arrival filter (a2a_nats::inbound_filter, §6.5) ----
+
+namespace {
+
+template <class M>
+std::string inbound_body(M m, std::uint64_t seq, std::string task = "T1", std::string sender = "caller-1") {
+    a2a::stamp_request(m, sender, "svc");
+    m.request = std::move(task);
+    m.sequence = seq;
+    auto body = a2a::encode(m);
+    REQUIRE(body.has_value());
+    return *body;
+}
+
+}  // namespace
+
+TEST_CASE("inbound_filter: in order, duplicates, gaps, strangers and the wrong subject", "[serve][a2a]") {
+    a2a_nats::inbound_filter f("T1", "caller-1");
+    using a2a::task_route;
+    auto v1 = f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 1));
+    REQUIRE(v1.accepted);
+    CHECK(v1.warning.empty());
+    // A repeat is ignored.
+    auto dup = f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 1));
+    CHECK_FALSE(dup.accepted);
+    CHECK(dup.why == "duplicate message 1 of task T1");
+    // A gap is let through with the WARN text.
+    auto gap = f.receive(task_route::cancel, inbound_body(a2a::task_cancel{}, 4));
+    REQUIRE(gap.accepted);
+    CHECK(gap.warning == "gap in task T1 from caller-1: expected 2, got 4");
+    // Another task's, another sender's, the wrong kind for the subject, garbage: dropped.
+    CHECK_FALSE(f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 5, "T2")).accepted);
+    CHECK_FALSE(f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 5, "T1", "mallory")).accepted);
+    auto wrong = f.receive(task_route::cancel, inbound_body(a2a::task_keepalive{}, 5));
+    CHECK_FALSE(wrong.accepted);
+    CHECK(wrong.why.find("protocol mismatch") != std::string::npos);
+    CHECK_FALSE(f.receive(task_route::elicit, R"({"protocol":"io.choria.fisk-ai.v1.nope"})").accepted);
+    CHECK_FALSE(f.receive(task_route::elicit, std::string(a2a::max_message_size + 1, ' ')).accepted);
+    CHECK_FALSE(f.receive(task_route::elicit, "{").accepted);
+    // Still in order after the drops.
+    CHECK(f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 5)).accepted);
 }

@@ -135,6 +135,8 @@ public:
     // Publishes a cancel from the inbox callback as soon as the ack arrives: the tightest
     // a caller can be.
     void cancel_on_ack() { cancel_on_ack_ = true; }
+    // Leaves `n` numbers out, as if those messages were lost.
+    void skip(std::uint64_t n) { sequence_ += n; }
 
     [[nodiscard]] std::size_t count() const {
         std::lock_guard lock(mutex_);
