@@ -7,6 +7,9 @@
 #include <fiskai/runstate/file_store.hpp>
 #include <fiskai/runstate/store.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <filesystem>
@@ -280,5 +283,33 @@ TEST_CASE("a2a questions: a cancel closes the stop gate and gives the open quest
     e.done(*w, o);
     REQUIRE(run_until(e.ioc, [&] { return std::holds_alternative<a2a::task_result>(caller.at(caller.count() - 1)); }));
     check_reply_set(caller, "Q5", w->session_id);
+    ch->release();
+}
+
+TEST_CASE("a2a questions: a hard cancel of the run ends the open question as cancelled", "[serve][a2a][nats]") {
+    env e;
+    auto ch = e.channel(e.options(true));
+    raw_caller caller(*e.caller_conn, "svc");
+    caller.send(caller.task("Q6"));
+    auto w = e.take(*ch);
+    (void)w->run_context();
+    boost::asio::cancellation_signal hard;
+    auto reply = std::make_shared<std::optional<toolkit::question_reply>>();
+    boost::asio::co_spawn(
+        e.ioc, w->prompter->ask(confirm()),
+        boost::asio::bind_cancellation_slot(hard.slot(), [reply](std::exception_ptr ex, toolkit::question_reply r) {
+            if (ex) std::rethrow_exception(ex);
+            *reply = std::move(r);
+        }));
+    (void)wait_for<a2a::task_question>(e, caller);
+    hard.emit(boost::asio::cancellation_type::terminal);
+    REQUIRE(run_until(e.ioc, [&] { return reply->has_value(); }));
+    CHECK((*reply)->status == toolkit::reply_status::cancelled);
+    serve::outcome o;
+    o.reason = "suspended";
+    o.interrupted = true;
+    e.done(*w, o);
+    REQUIRE(run_until(e.ioc, [&] { return std::holds_alternative<a2a::task_error>(caller.at(caller.count() - 1)); }));
+    check_reply_set(caller, "Q6", w->session_id);
     ch->release();
 }
