@@ -338,3 +338,24 @@ TEST_CASE("inbound_filter: in order, duplicates, gaps, strangers and the wrong s
     // Still in order after the drops.
     CHECK(f.receive(task_route::elicit, inbound_body(a2a::task_keepalive{}, 5)).accepted);
 }
+
+TEST_CASE("held_approvals: taken once, expire after the TTL, bounded", "[serve][a2a]") {
+    const auto t0 = std::chrono::steady_clock::now();
+    rules::held_approvals held(2, std::chrono::hours(24));
+    held.hold("s1", "c1", toolkit::approval::allow_once, t0);
+    CHECK(held.take("s1", "c2", t0) == std::nullopt);
+    CHECK(held.take("s2", "c1", t0) == std::nullopt);
+    CHECK(held.take("s1", "c1", t0) == toolkit::approval::allow_once);
+    CHECK(held.take("s1", "c1", t0) == std::nullopt);  // once
+
+    held.hold("s1", "c1", toolkit::approval::allow_for_run, t0);
+    CHECK(held.take("s1", "c1", t0 + std::chrono::hours(25)) == std::nullopt);  // expired
+    CHECK(held.size() == 0);
+
+    held.hold("a", "1", toolkit::approval::deny, t0);
+    held.hold("b", "1", toolkit::approval::deny, t0 + 1s);
+    held.hold("c", "1", toolkit::approval::allow_once, t0 + 2s);  // the oldest goes
+    CHECK(held.size() == 2);
+    CHECK(held.take("a", "1", t0 + 3s) == std::nullopt);
+    CHECK(held.take("c", "1", t0 + 3s) == toolkit::approval::allow_once);
+}

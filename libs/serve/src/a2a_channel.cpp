@@ -36,14 +36,6 @@ namespace {
 // its number is not consumed), `failed` a publish nats.c refused.
 enum class sent { ok, invalid, failed };
 
-struct held_approval {
-    toolkit::approval choice = toolkit::approval::deny;
-    steady_clock::time_point expires;
-};
-
-constexpr std::size_t max_held_approvals = 1024;
-constexpr auto held_approval_ttl = std::chrono::hours(24);
-
 }  // namespace
 
 struct a2a_channel::impl : std::enable_shared_from_this<a2a_channel::impl> {
@@ -53,7 +45,7 @@ struct a2a_channel::impl : std::enable_shared_from_this<a2a_channel::impl> {
     a2a_nats::task_transport transport;
     bool released = false;
     std::set<std::string> busy;  // sessions admitted here and not yet reported
-    std::map<std::pair<std::string, std::string>, held_approval> held;
+    rules::held_approvals held;
 
     impl(conns::connection& nats, asio::any_io_executor ex, std::shared_ptr<runstate::store> s, a2a_channel_options o)
         : executor(ex), sessions(std::move(s)), options(std::move(o)), transport(nats, ex, options.log) {}
@@ -113,28 +105,11 @@ struct a2a_channel::impl : std::enable_shared_from_this<a2a_channel::impl> {
     }
 
     std::optional<toolkit::approval> take_held(const std::string& session, const std::string& call) {
-        prune();
-        auto it = held.find({session, call});
-        if (it == held.end()) return std::nullopt;
-        auto choice = it->second.choice;
-        held.erase(it);
-        return choice;
+        return held.take(session, call, steady_clock::now());
     }
 
     void hold(const std::string& session, const std::string& call, toolkit::approval choice) {
-        prune();
-        if (held.size() >= max_held_approvals && !held.contains({session, call})) {
-            auto oldest = std::min_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
-                return a.second.expires < b.second.expires;
-            });
-            held.erase(oldest);
-        }
-        held[{session, call}] = held_approval{choice, steady_clock::now() + held_approval_ttl};
-    }
-
-    void prune() {
-        const auto now = steady_clock::now();
-        std::erase_if(held, [&](const auto& e) { return e.second.expires <= now; });
+        held.hold(session, call, choice, steady_clock::now());
     }
 
     asio::awaitable<std::unique_ptr<work>> admit(a2a_nats::inbound in);

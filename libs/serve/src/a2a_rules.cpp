@@ -260,6 +260,33 @@ toolkit::approval_reply approval_reply_from(const a2a::task_answer& a) {
     return r;
 }
 
+void held_approvals::prune(std::chrono::steady_clock::time_point now) {
+    std::erase_if(held_, [&](const auto& e) { return e.second.expires <= now; });
+}
+
+void held_approvals::hold(const std::string& session, const std::string& call_id, toolkit::approval choice,
+                          std::chrono::steady_clock::time_point now) {
+    prune(now);
+    const auto key = std::make_pair(session, call_id);
+    if (held_.size() >= capacity_ && !held_.contains(key) && !held_.empty()) {
+        auto oldest = std::min_element(held_.begin(), held_.end(), [](const auto& a, const auto& b) {
+            return a.second.expires < b.second.expires;
+        });
+        held_.erase(oldest);
+    }
+    held_[key] = entry{choice, now + ttl_};
+}
+
+std::optional<toolkit::approval> held_approvals::take(const std::string& session, const std::string& call_id,
+                                                      std::chrono::steady_clock::time_point now) {
+    prune(now);
+    auto it = held_.find({session, call_id});
+    if (it == held_.end()) return std::nullopt;
+    auto choice = it->second.choice;
+    held_.erase(it);
+    return choice;
+}
+
 std::chrono::nanoseconds question_window(std::chrono::nanoseconds question_timeout, std::chrono::nanoseconds floor) {
     return std::max(question_timeout, floor);
 }

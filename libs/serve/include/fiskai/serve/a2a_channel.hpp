@@ -69,7 +69,7 @@ public:
 
     // For tests and the banner.
     [[nodiscard]] std::size_t pending_requests() const noexcept;  // held by nats.c, not yet taken
-    [[nodiscard]] std::size_t held_approvals() const noexcept;
+    [[nodiscard]] std::size_t held_approvals() const noexcept;    // late approval answers held here
 
     struct impl;
 

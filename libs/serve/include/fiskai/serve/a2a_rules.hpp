@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -135,6 +136,30 @@ struct question_shape {
 // A fitting answer as the prompter's reply.
 [[nodiscard]] toolkit::question_reply question_reply_from(const a2a::task_answer& a);
 [[nodiscard]] toolkit::approval_reply approval_reply_from(const a2a::task_answer& a);
+
+// §6.7 rule 6: late approval answers, kept per (session, call id) for the continuation's
+// re-ask; in memory, each for `ttl`, at most `capacity` (the one closest to expiry goes).
+class held_approvals {
+public:
+    explicit held_approvals(std::size_t capacity = 1024, std::chrono::hours ttl = std::chrono::hours(24))
+        : capacity_(capacity), ttl_(ttl) {}
+    void hold(const std::string& session, const std::string& call_id, toolkit::approval choice,
+              std::chrono::steady_clock::time_point now);
+    // The held answer, removed; nullopt when none (or expired).
+    [[nodiscard]] std::optional<toolkit::approval> take(const std::string& session, const std::string& call_id,
+                                                        std::chrono::steady_clock::time_point now);
+    [[nodiscard]] std::size_t size() const noexcept { return held_.size(); }
+
+private:
+    struct entry {
+        toolkit::approval choice = toolkit::approval::deny;
+        std::chrono::steady_clock::time_point expires;
+    };
+    void prune(std::chrono::steady_clock::time_point now);
+    std::size_t capacity_;
+    std::chrono::hours ttl_;
+    std::map<std::pair<std::string, std::string>, entry> held_;
+};
 
 // The window a question waits: question_timeout, floored at `floor` (30 s outside tests).
 [[nodiscard]] std::chrono::nanoseconds question_window(std::chrono::nanoseconds question_timeout,
