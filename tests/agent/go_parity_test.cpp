@@ -101,6 +101,8 @@ TEST_CASE("8, 36: a remote call is flagged remote, counted, traced with its agen
     found.version = "1.0.0";
     found.tools.push_back(
         remotetools::descriptor{"lookup", "Look a thing up", json::value(json::object{{"type", "object"}})});
+    found.tools.push_back(
+        remotetools::descriptor{"status", "An in-process tool", json::value(json::object{{"type", "object"}})});
     int peer_calls = 0;
     auto imported = remotetools::import_tools(
         {host}, {found}, {},
@@ -108,24 +110,28 @@ TEST_CASE("8, 36: a remote call is flagged remote, counted, traced with its agen
             ++peer_calls;
             remotetools::tool_reply reply;
             reply.output = fmt::format("{} answered by {}\n", tool, on);
-            reply.command = "lookup --all";
-            reply.exit_code = 3;
+            if (tool == "lookup") {  // the peer ran a command; `status` is in-process there
+                reply.command = "lookup --all";
+                reply.exit_code = 3;
+            }
             co_return reply;
         });
-    REQUIRE(imported.tools.size() == 1);
+    REQUIRE(imported.tools.size() == 2);
     fixture f(json::array{tool_step("lookup", json::object{}),
                           expect_result(tool_step("echo", json::object{{"text", json::array{"local"}}}),
                                         "answered by peer-agent"),
-                          expect_result(text_step("Both seen."), "local")},
+                          expect_result(tool_step("status", json::object{}), "local"),
+                          expect_result(text_step("All seen."), "status answered")},
               {}, imported.tools);
     auto result = f.h->run(f.request());
     CHECK(result.reason == "completed");
-    CHECK(peer_calls == 1);
-    CHECK(result.counters.tool_calls == 2);
-    CHECK(result.counters.remote_tool_calls == 1);
+    CHECK(peer_calls == 2);
+    CHECK(result.counters.tool_calls == 3);
+    CHECK(result.counters.remote_tool_calls == 2);
     auto results = f.results();
-    REQUIRE(results.size() == 2);
+    REQUIRE(results.size() == 3);
     CHECK(results[0].remote);
+    CHECK(results[2].remote);
     CHECK_FALSE(results[1].remote);
     // The remote reply has the local command result's shape, and a non-zero exit is not an error.
     CHECK(results[0].result.content ==
@@ -133,7 +139,7 @@ TEST_CASE("8, 36: a remote call is flagged remote, counted, traced with its agen
     CHECK_FALSE(results[0].result.is_error);
 
     // Presentation: the remote call names its agent; the command call shows its line.
-    REQUIRE(f.sink.calls.size() == 2);
+    REQUIRE(f.sink.calls.size() == 3);
     CHECK(f.sink.calls[0].remote);
     CHECK(f.sink.calls[0].agent == "peer-agent");
     CHECK(f.sink.calls[0].kind == toolkit::tool_kind::remote);
@@ -142,7 +148,9 @@ TEST_CASE("8, 36: a remote call is flagged remote, counted, traced with its agen
     CHECK(f.sink.calls[1].display == "echo -- local");
     CHECK(f.sink.calls[1].kind == toolkit::tool_kind::command);
     // exec travels for both (a2a tool_result.exec).
-    REQUIRE(f.sink.results.size() == 2);
+    REQUIRE(f.sink.results.size() == 3);
+    CHECK(f.sink.results[2].remote);
+    CHECK_FALSE(f.sink.results[2].exec.has_value());  // the peer ran no command
     REQUIRE(f.sink.results[0].exec.has_value());
     CHECK(f.sink.results[0].remote);
     CHECK(f.sink.results[0].exec->command == "lookup --all");
@@ -154,7 +162,7 @@ TEST_CASE("8, 36: a remote call is flagged remote, counted, traced with its agen
     // Folded counters agree with the run's.
     auto state = runstate::fold(f.h->records("s1"));
     REQUIRE(state.has_value());
-    CHECK(state->counters.remote_tool_calls == 1);
+    CHECK(state->counters.remote_tool_calls == 2);
 }
 
 TEST_CASE("36: built-in and function tools trace without exec", "[agent][go]") {

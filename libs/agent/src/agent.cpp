@@ -713,7 +713,10 @@ private:
                                     std::chrono::steady_clock::now() - started,
                                     tool->kind() == toolkit::tool_kind::remote,
                                     std::nullopt};
-            if (const auto* ran_command = outcome.command()) {
+            // A remote reply always has the command result's shape; only a peer that ran a
+            // command names one (an in-process tool on the peer sends no exec).
+            if (const auto* ran_command = outcome.command();
+                ran_command != nullptr && (!trace.remote || !ran_command->command.empty())) {
                 trace.exec = exec_info{ran_command->command, ran_command->exit_code, ran_command->truncated};
             }
             events_.tool_result(trace);

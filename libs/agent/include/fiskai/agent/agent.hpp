@@ -110,7 +110,7 @@ struct tool_result_trace {
 };
 
 // Go's warning kinds (`unknown_tool`, `missing_required`, `confirm_no_terminal`,
-// `hitl_no_terminal`, `journal_terminal`, `journal_user`, `resume_paused_turn`,
+// `hitl_no_terminal`, `journal_terminal`, `journal_user`, `journal_close`, `resume_paused_turn`,
 // `memory_index`, `tool_search_unsupported`, `tool_search_disabled`) plus
 // `fingerprint_drift` and `unverified_effect`.
 struct warning {
