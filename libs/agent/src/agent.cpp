@@ -236,12 +236,15 @@ private:
     }
 
     std::string no_tools_text() const {
+        const std::string where =
+            rt_.config_file.empty() ? std::string("the configuration") : gocompat::quote(rt_.config_file);
         if (rt_.cfg.application_path.empty()) {
             return "no tools available: this agent wraps no application (application_path unset) and enables no "
                    "built-in or remote tools; set application_path, or enable harness.knowledge, harness.memory, "
-                   "human_in_the_loop, or remote_tools in the configuration";
+                   "human_in_the_loop, or remote_tools in " +
+                   where;
         }
-        return "no tools available after filtering; check include/exclude in the configuration";
+        return "no tools available after filtering; check include/exclude in " + where;
     }
 
     void build_definitions() {
@@ -358,7 +361,7 @@ private:
                 runstate::provider_mismatch_text(req_.session_id, state.fingerprint.provider, fingerprint_.provider));
         }
         if (auto differences = runstate::diff(state.fingerprint, fingerprint_); !differences.empty()) {
-            if (!follow_up || state.pending) {
+            if (!req_.force && (!follow_up || state.pending)) {
                 auto refused = runstate::drift_text(req_.session_id, differences);
                 if (follow_up) {
                     const std::string hint =
@@ -667,7 +670,8 @@ private:
         auto ran = std::make_shared<bool>(false);
         policy.on_start = [events, call_id, input, ran](const toolkit::tool& t, const std::string& line) {
             *ran = true;
-            events->tool_call(tool_call_trace{call_id, t.name(), line, t.kind(), input});
+            const bool remote = t.kind() == toolkit::tool_kind::remote;
+            events->tool_call(tool_call_trace{call_id, t.name(), line, t.kind(), input, remote, t.remote_agent()});
         };
         events_.status(iteration + 1, "executing-tool", result_.counters.tokens);
         const auto started = std::chrono::steady_clock::now();
@@ -701,8 +705,21 @@ private:
             result_.deferred.push_back(std::move(d));
         }
         if (*ran) {
-            events_.tool_result(tool_result_trace{use.id, use.name, out.result.content, out.result.is_error,
-                                                  outcome.is_deferral(), std::chrono::steady_clock::now() - started});
+            tool_result_trace trace{use.id,
+                                    use.name,
+                                    out.result.content,
+                                    out.result.is_error,
+                                    outcome.is_deferral(),
+                                    std::chrono::steady_clock::now() - started,
+                                    tool->kind() == toolkit::tool_kind::remote,
+                                    std::nullopt};
+            // A remote reply always has the command result's shape; only a peer that ran a
+            // command names one (an in-process tool on the peer sends no exec).
+            if (const auto* ran_command = outcome.command();
+                ran_command != nullptr && (!trace.remote || !ran_command->command.empty())) {
+                trace.exec = exec_info{ran_command->command, ran_command->exit_code, ran_command->truncated};
+            }
+            events_.tool_result(trace);
         }
         co_return out;
     }
