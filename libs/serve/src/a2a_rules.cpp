@@ -182,6 +182,8 @@ a2a::tool_result_block tool_result_event(const agent::tool_result_trace& trace) 
     r.call_id = trace.call_id;
     r.is_error = trace.is_error;
     r.output = trace.output;
+    // exec for command tools and for remote tools whose peer ran a command (§6.4).
+    if (trace.exec) r.exec = a2a::exec_result{trace.exec->command, trace.exec->exit_code, trace.exec->truncated};
     return r;
 }
 
