@@ -1,0 +1,250 @@
+// fisk-ai-serve [serve] --config FILE [--embedded-broker] [-v]
+// fisk-ai-serve check --config FILE [--embedded-broker] [-v]
+//
+// serve: load the config (mode serve), build the shared resources (§5.7), the channels of
+// expose.agent and the services, print the banner, serve until a signal. First
+// SIGINT/SIGTERM drains (no new work; runs finish); a second, or drain_timeout spent,
+// cancels the runs and the process exits 130 within 10 s. A channel or service fault
+// drains and exits 2. check: everything up to the banner, then close and exit 0.
+
+#include "commands.hpp"
+
+#include "app_support.hpp"
+
+#include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/mcpclient/session.hpp>
+#include <fiskai/serve/banner.hpp>
+#include <fiskai/serve/resources.hpp>
+#include <fiskai/serve/serve.hpp>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fiskai::serve_app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+struct serve_options {
+    std::string config_path;
+    bool embedded_broker = false;
+    bool verbose = false;
+};
+
+void add_common_options(CLI::App& cmd, serve_options& o) {
+    cmd.add_option("-c,--config", o.config_path, "The fisk-ai YAML configuration (expose.agent names the channels)");
+    cmd.add_flag("--embedded-broker", o.embedded_broker,
+                 "Carry the channels on a loopback nats-server child instead of nats_context (stores that need NATS "
+                 "still use nats_context)");
+    cmd.add_flag("-v,--verbose", o.verbose, "Log at DEBUG");
+}
+
+// What the channels of expose.agent look like before they exist, for the banner.
+// SEAM(a2aw, queue, slack): each constructed channel describes itself (the app reaches
+// description() by dynamic_cast, §5.8); until those channels are merged the lines come
+// from the config.
+std::vector<std::string> channel_lines(const config::config& cfg) {
+    std::vector<std::string> lines;
+    if (const auto* a2a = cfg.a2a ? &*cfg.a2a : nullptr; a2a && a2a->prompts) {
+        lines.push_back(fmt::format("a2a: requests choria.fisk-ai.request.{} (elicitation {}, question timeout {})",
+                                    cfg.identity, a2a->prompts->elicitation ? "on" : "off",
+                                    gocompat::format_duration(a2a->prompts->question_timeout)));
+    }
+    if (cfg.serve.queue) {
+        const auto& q = *cfg.serve.queue;
+        lines.push_back(fmt::format("queue: stream {} consumer {} answers in {}", q.stream,
+                                    q.consumer.empty() ? cfg.identity : q.consumer, q.task_store));
+    }
+    if (cfg.serve.slack) lines.push_back(fmt::format("slack: {}", cfg.serve.slack->api_base_url));
+    return lines;
+}
+
+std::vector<std::string> service_lines(const config::config& cfg, const serve::resources& res) {
+    std::vector<std::string> lines;
+    // SEAM(a2a tool service): the tool count is the a2a server's exposed set once the
+    // service is built here; until then serve_tools is announced from the config.
+    if (cfg.a2a_serving_enabled()) lines.push_back(serve::a2a_tools_service_line(cfg.identity, 0));
+    for (const auto& m : res.summary().mcp_servers) lines.push_back(serve::mcp_client_service_line(m));
+    return lines;
+}
+
+std::string banner(const config::config& cfg, const serve::resources& res) {
+    serve::banner_facts f;
+    f.version = std::string(fiskai::app::version);
+    f.identity = cfg.identity;
+    f.provider = cfg.llm.provider;
+    f.model = cfg.llm.model;
+    f.workers = static_cast<std::size_t>(cfg.serve.workers);
+    f.resources = res.summary();
+    f.channel_lines = channel_lines(cfg);
+    f.service_lines = service_lines(cfg, res);
+    return serve::banner_text(f);
+}
+
+#if FISKAI_SERVE_HAS_SERVER
+// The MCP-client watcher (§11.4): its run() fails when a session dies, so the server
+// drains and the worker exits 2; stop() never closes a session.
+class mcp_watcher final : public serve::service {
+public:
+    mcp_watcher(asio::any_io_executor ex, std::vector<std::shared_ptr<mcpclient::session>> sessions)
+        : timer_(std::move(ex)), sessions_(std::move(sessions)) {
+        timer_.expires_at(std::chrono::steady_clock::time_point::max());
+    }
+    [[nodiscard]] std::string_view name() const override { return "mcp client"; }
+    asio::awaitable<void> run() override {
+        for (const auto& s : sessions_) {
+            s->on_fault([this, name = s->server().name](const std::string& why) {
+                if (!failure_) failure_ = fmt::format("mcp server \"{}\" is not running: {}", name, why);
+                timer_.cancel();
+            });
+        }
+        while (!stopped_ && !failure_) {
+            boost::system::error_code ec;
+            co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (failure_) throw std::runtime_error(*failure_);
+    }
+    void stop() override {
+        stopped_ = true;
+        timer_.cancel();
+    }
+
+private:
+    asio::steady_timer timer_;
+    std::vector<std::shared_ptr<mcpclient::session>> sessions_;
+    std::optional<std::string> failure_;
+    bool stopped_ = false;
+};
+#endif
+
+config::config load_serve_config(const serve_options& o) {
+    if (o.config_path.empty()) throw std::runtime_error("--config is required: name the fisk-ai YAML configuration");
+    auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
+    for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
+    return cfg;
+}
+
+asio::awaitable<std::shared_ptr<serve::resources>> build(const config::config& cfg, const serve_options& o) {
+    serve::resource_options ro;
+    ro.config_path = o.config_path;
+    ro.application = fiskai::app::application_options_from(cfg);
+    ro.log = serve_logger(o.verbose);
+    if (o.embedded_broker) {
+        conns::broker_options b;
+        b.jetstream = false;  // the channels need no JetStream; stores use nats_context
+        ro.broker = b;
+    }
+    co_return co_await serve::build_resources(cfg, std::move(ro));
+}
+
+asio::awaitable<int> run_check(serve_options o) {
+    const auto cfg = load_serve_config(o);
+    auto res = co_await build(cfg, o);
+    fmt::print(stderr, "{}", banner(cfg, *res));
+    co_await res->close();
+    co_return exit_code::ok;
+}
+
+#if !FISKAI_SERVE_HAS_SERVER
+// SEAM(serve): the serve core (serve::server) is built on branch `serve`; until it is merged
+// serve checks everything as `check` does and refuses to start.
+asio::awaitable<int> run_serve(fiskai::app::runtime&, serve_options o) {
+    const auto cfg = load_serve_config(o);
+    auto res = co_await build(cfg, o);
+    co_await res->close();
+    throw std::runtime_error(
+        "this build of fisk-ai-serve has no serve core yet; fisk-ai-serve check verifies the "
+        "resources meanwhile");
+}
+#else
+asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
+    const auto cfg = load_serve_config(o);
+    auto res = co_await build(cfg, o);
+    const auto ex = co_await asio::this_coro::executor;
+
+    serve::server_options so;
+    so.workers = static_cast<std::size_t>(cfg.serve.workers);
+    so.report_timeout = cfg.serve.report_timeout;
+    so.log = serve_logger(o.verbose);
+    auto srv = std::make_shared<serve::server>(ex, res->runtime(), so);
+
+    // SEAM(a2aw): construct the a2a channel on res->channel_nats() when
+    // expose.agent.a2a.prompts is set, and add it (deliveries_repeat = false). The queue and
+    // Slack channels join the same way.
+    std::size_t channels = 0;
+    if (cfg.a2a_channel_enabled() || cfg.queue_channel_enabled() || cfg.slack_channel_enabled()) {
+        if (channels == 0) {
+            co_await res->close();
+            throw std::runtime_error(
+                "this build of fisk-ai-serve has none of the configured channels yet (a2a, queue, slack); "
+                "fisk-ai-serve check verifies the resources meanwhile");
+        }
+    }
+    if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
+
+    rt.set_drain_budget(cfg.serve.drain_timeout);
+    rt.set_cancel_grace(std::chrono::seconds(10));
+    rt.on_drain([srv] {
+        fiskai::app::log_info("shutting down: taking no new work, letting running work finish");
+        srv->drain();
+    });
+    rt.on_cancel([srv] { srv->cancel(); });
+
+    fmt::print(stderr, "{}", banner(cfg, *res));
+    std::fflush(stderr);
+    int code = exit_code::ok;
+    try {
+        co_await srv->run();
+    } catch (const serve::fault& f) {
+        fiskai::app::process_logger().error(f.what());
+        code = exit_code::fault;
+    }
+    srv.reset();
+    co_await res->close();
+    fmt::print(stderr, "fisk-ai-serve stopped\n");
+    co_return code;
+}
+#endif
+
+}  // namespace
+
+gocompat::logger serve_logger(bool verbose) {
+    if (!verbose) return fiskai::app::process_logger();
+    static const gocompat::logger debug = gocompat::stream_logger({.min_level = gocompat::log_level::debug});
+    return debug;
+}
+
+subcommand add_serve_command(CLI::App& parent, CLI::App& top_level) {
+    auto opts = std::make_shared<serve_options>();
+    auto* cmd = parent.add_subcommand("serve", "Run the worker (the default subcommand)");
+    add_common_options(*cmd, *opts);
+    add_common_options(top_level, *opts);
+    cmd->footer(
+        "The first SIGINT/SIGTERM drains (no new work, running work finishes); a second, or "
+        "expose.agent.drain_timeout spent, cancels running work and exits 130.");
+    return {cmd, [opts](fiskai::app::runtime& rt) { return run_serve(rt, *opts); }};
+}
+
+subcommand add_check_command(CLI::App& parent) {
+    auto opts = std::make_shared<serve_options>();
+    auto* cmd = parent.add_subcommand(
+        "check", "Bind everything the worker needs (stores, remote tools, MCP servers), print the banner and exit");
+    add_common_options(*cmd, *opts);
+    return {cmd, [opts](fiskai::app::runtime&) { return run_check(*opts); }};
+}
+
+}  // namespace fiskai::serve_app
