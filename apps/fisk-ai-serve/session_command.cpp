@@ -186,6 +186,7 @@ asio::awaitable<int> run_session(session_options o) {
             for (std::size_t i = 0; i < row.size(); ++i) {
                 line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], width[i]) : row[i];
             }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
             fmt::print("{}\n", line);
         }
         co_return exit_code::ok;
