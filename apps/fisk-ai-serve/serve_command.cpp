@@ -11,12 +11,21 @@
 
 #include "app_support.hpp"
 
+#include <fiskai/agent/hitl.hpp>
 #include <fiskai/config/config.hpp>
 #include <fiskai/gocompat/duration.hpp>
 #include <fiskai/mcpclient/session.hpp>
+#include <fiskai/memory/builtins.hpp>
 #include <fiskai/serve/banner.hpp>
 #include <fiskai/serve/resources.hpp>
 #include <fiskai/serve/serve.hpp>
+
+#if __has_include(<fiskai/serve/a2a_channel.hpp>)
+#include <fiskai/serve/a2a_channel.hpp>
+#define FISKAI_SERVE_HAS_A2A_CHANNEL 1
+#else
+#define FISKAI_SERVE_HAS_A2A_CHANNEL 0
+#endif
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -53,16 +62,15 @@ void add_common_options(CLI::App& cmd, serve_options& o) {
     cmd.add_flag("-v,--verbose", o.verbose, "Log at DEBUG");
 }
 
-// What the channels of expose.agent look like before they exist, for the banner.
-// SEAM(a2aw, queue, slack): each constructed channel describes itself (the app reaches
-// description() by dynamic_cast, §5.8); until those channels are merged the lines come
-// from the config.
+// What the channels of expose.agent look like without opening them (check must not join
+// the request queue group: it would take real work). `serve` asks each constructed channel
+// instead (its description(), reached by dynamic_cast, §5.8); the a2a line is the same text.
+// SEAM(queue, slack): their lines come from the config until those channels are merged.
 std::vector<std::string> channel_lines(const config::config& cfg) {
     std::vector<std::string> lines;
-    if (const auto* a2a = cfg.a2a ? &*cfg.a2a : nullptr; a2a && a2a->prompts) {
-        lines.push_back(fmt::format("a2a: requests choria.fisk-ai.request.{} (elicitation {}, question timeout {})",
-                                    cfg.identity, a2a->prompts->elicitation ? "on" : "off",
-                                    gocompat::format_duration(a2a->prompts->question_timeout)));
+    if (cfg.a2a_channel_enabled()) {
+        lines.push_back(fmt::format("a2a: requests on choria.fisk-ai.request.{0} (queue group {0}), elicitation {1}",
+                                    cfg.identity, cfg.a2a->prompts->elicitation ? "on" : "off"));
     }
     if (cfg.serve.queue) {
         const auto& q = *cfg.serve.queue;
@@ -82,7 +90,8 @@ std::vector<std::string> service_lines(const config::config& cfg, const serve::r
     return lines;
 }
 
-std::string banner(const config::config& cfg, const serve::resources& res) {
+std::string banner(const config::config& cfg, const serve::resources& res,
+                   std::optional<std::vector<std::string>> channels = std::nullopt) {
     serve::banner_facts f;
     f.version = std::string(fiskai::app::version);
     f.identity = cfg.identity;
@@ -90,7 +99,7 @@ std::string banner(const config::config& cfg, const serve::resources& res) {
     f.model = cfg.llm.model;
     f.workers = static_cast<std::size_t>(cfg.serve.workers);
     f.resources = res.summary();
-    f.channel_lines = channel_lines(cfg);
+    f.channel_lines = channels ? std::move(*channels) : channel_lines(cfg);
     f.service_lines = service_lines(cfg, res);
     return serve::banner_text(f);
 }
@@ -171,6 +180,48 @@ asio::awaitable<int> run_serve(fiskai::app::runtime&, serve_options o) {
         "resources meanwhile");
 }
 #else
+// The channels expose.agent names, on the shared resources. Each is released by the
+// server's drain; works hand their outcome back through done().
+std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config& cfg, const serve::resources& res,
+                                                           const asio::any_io_executor& ex,
+                                                           const gocompat::logger& log) {
+    std::vector<std::shared_ptr<serve::channel>> out;
+#if FISKAI_SERVE_HAS_A2A_CHANNEL
+    if (cfg.a2a_channel_enabled()) {
+        const auto rt = res.runtime();
+        serve::a2a_channel_options o;
+        o.identity = cfg.identity;
+        o.elicitation = cfg.a2a->prompts->elicitation;
+        o.question_timeout = cfg.a2a->prompts->question_timeout;
+        o.accept_window = cfg.a2a->prompts->accept_window;
+        for (const auto& t : rt->tools) o.tool_names.push_back(t->name());
+        if (cfg.harness.human_in_the_loop_enabled) {
+            for (const auto& t : agent::hitl_tools()) o.tool_names.push_back(t->name());
+        }
+        if (cfg.harness.memory.enabled) {
+            for (const auto& t : memory::memory_tools(nullptr)) o.tool_names.push_back(t->name());
+        }
+        o.provider = cfg.llm.provider;
+        o.log = log;
+        out.push_back(std::make_shared<serve::a2a_channel>(*res.channel_nats(), ex, rt->sessions, std::move(o)));
+    }
+#else
+    (void)cfg;
+    (void)res;
+    (void)ex;
+    (void)log;
+#endif
+    // SEAM(queue, slack): their channels join here when merged; until then a config that
+    // names them is refused rather than half served.
+    if (cfg.queue_channel_enabled()) {
+        throw std::runtime_error("this build of fisk-ai-serve has no queue channel yet; remove expose.agent.queue");
+    }
+    if (cfg.slack_channel_enabled()) {
+        throw std::runtime_error("this build of fisk-ai-serve has no Slack channel yet; remove expose.agent.slack");
+    }
+    return out;
+}
+
 asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     const auto cfg = load_serve_config(o);
     auto res = co_await build(cfg, o);
@@ -181,18 +232,27 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     so.report_timeout = cfg.serve.report_timeout;
     so.log = serve_logger(o.verbose);
     auto srv = std::make_shared<serve::server>(ex, res->runtime(), so);
+    std::exception_ptr failure;
 
-    // SEAM(a2aw): construct the a2a channel on res->channel_nats() when
-    // expose.agent.a2a.prompts is set, and add it (deliveries_repeat = false). The queue and
-    // Slack channels join the same way.
-    std::size_t channels = 0;
-    if (cfg.a2a_channel_enabled() || cfg.queue_channel_enabled() || cfg.slack_channel_enabled()) {
-        if (channels == 0) {
-            co_await res->close();
-            throw std::runtime_error(
-                "this build of fisk-ai-serve has none of the configured channels yet (a2a, queue, slack); "
-                "fisk-ai-serve check verifies the resources meanwhile");
-        }
+    std::vector<std::shared_ptr<serve::channel>> channels;
+    try {
+        channels = make_channels(cfg, *res, ex, so.log);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (!failure && channels.empty()) {
+        failure = std::make_exception_ptr(std::runtime_error("this build of fisk-ai-serve has no a2a channel yet"));
+    }
+    if (failure) {
+        co_await res->close();
+        std::rethrow_exception(failure);
+    }
+    std::vector<std::string> lines;
+    for (const auto& ch : channels) {
+        srv->add(ch, {.deliveries_repeat = false});
+#if FISKAI_SERVE_HAS_A2A_CHANNEL
+        if (const auto* a2a = dynamic_cast<const serve::a2a_channel*>(ch.get())) lines.push_back(a2a->description());
+#endif
     }
     if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
 
@@ -204,7 +264,7 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     });
     rt.on_cancel([srv] { srv->cancel(); });
 
-    fmt::print(stderr, "{}", banner(cfg, *res));
+    fmt::print(stderr, "{}", banner(cfg, *res, std::move(lines)));
     std::fflush(stderr);
     int code = exit_code::ok;
     try {

@@ -133,8 +133,8 @@ TEST_CASE("check binds everything and prints the banner", "[serve_app]") {
     CHECK_THAT(r.out, Contains(fmt::format("  model: anthropic/fake  workers: 3  sessions: file {}  memory: "
                                            "off\n",
                                            (e.dir.path / "runs").string())));
-    CHECK_THAT(r.out, Contains("  tools: 11 (11 application, 0 remote)\nchannels:\n  a2a: requests "
-                               "choria.fisk-ai.request.tester (elicitation off, question timeout 5m0s)\n"
+    CHECK_THAT(r.out, Contains("  tools: 11 (11 application, 0 remote)\nchannels:\n  a2a: requests on "
+                               "choria.fisk-ai.request.tester (queue group tester), elicitation off\n"
                                "services:\n  (none)\n"));
 
     // --embedded-broker: the channel rides a loopback broker of its own.
