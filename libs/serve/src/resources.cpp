@@ -180,7 +180,12 @@ asio::awaitable<void> build_into(resources::impl& d, const config::config& cfg, 
     const bool store_needs = stores_need_nats(cfg);
     if (o.broker) {
         d.broker = std::make_unique<conns::embedded_broker>(*o.broker);
-        d.channel = conns::provider::owning(conns::connection::dial_url(d.broker->url(), co));
+        // The broker's token (Amendment 12) is presented like a context's.
+        conns::nats_context local;
+        local.name = "embedded";
+        local.url = d.broker->url();
+        local.token = o.broker->token;
+        d.channel = conns::provider::owning(conns::connection::dial(local, co));
         d.summary.nats_context = "embedded";
         d.summary.nats_url = d.broker->url();
         if (store_needs) d.store = conns::provider::dial(cfg.nats_context, cfg.identity, co);
