@@ -23,6 +23,9 @@ subcommand add_discover_command(CLI::App& parent);
 // `info --config F [--json]`: what this agent serves and each remote host's status.
 subcommand add_info_command(CLI::App& parent);
 
+// `ask <agent> [prompt...]`: sends a task over the task flow and follows it (serve.md §9.2).
+subcommand add_ask_command(CLI::App& parent);
+
 // The process logger (apps/common): stderr, in the format --log-format chose.
 gocompat::logger stderr_logger();
 
