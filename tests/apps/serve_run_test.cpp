@@ -114,6 +114,11 @@ struct worker_env {
         const auto script = dir.write("script.json", R"({"conversations":[
  {"name":"slow","when":{"prompt_contains":"slowly"},"steps":[{"faults":[{"hang":true}],
   "reply":{"content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}]},
+ {"name":"ask","when":{"prompt_contains":"permission"},"steps":[
+  {"reply":{"content":[{"type":"tool_use","name":"ask_human_confirm","input":{"question":"Proceed?"}}],
+   "stop_reason":"tool_use"}},
+  {"expect":{"last_tool_result_contains":"true"},
+   "reply":{"content":[{"type":"text","text":"You said yes."}],"stop_reason":"end_turn"}}]},
  {"name":"quick","steps":[{"reply":{"content":[{"type":"text","text":"Forty-two."}],"stop_reason":"end_turn"}},
   {"reply":{"content":[{"type":"text","text":"Still forty-two."}],"stop_reason":"end_turn"}}]}]})");
         fake = std::make_unique<test::fake_llm_process>(
@@ -126,6 +131,8 @@ llm:
   base_url: http://127.0.0.1:{}
   max_retries: 0
 harness:
+  human_in_the_loop:
+    enabled: true
   sessions:
     backend: file
     options:
@@ -260,4 +267,17 @@ TEST_CASE("run: the first Ctrl-C sends cancel, the second cancels the hosted run
     // The hosted run was parked, not lost: its session is suspended.
     const auto ls = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, e.config));
     CHECK_THAT(ls.out, Catch::Contains("\"status\":\"suspended\""));
+}
+
+TEST_CASE("run at a terminal answers the agent's question from the keyboard", "[serve_run]") {
+    worker_env e;
+    // The answer is typed ahead: the pseudo-terminal holds it until the prompter reads.
+    const auto r = test::run_shell(fmt::format(
+        "printf 'y\\r' | ANTHROPIC_API_KEY=test-key script -qfec \"{} run --config {} 'ask permission'\" /dev/null",
+        FISK_AI_SERVE_PATH, e.config));
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("? Proceed? [y/N]"));
+    CHECK_THAT(r.out, Catch::Contains("ask_human_confirm ok: {\"confirmed\":true}"));
+    CHECK_THAT(r.out, Catch::Contains("You said yes."));
 }
