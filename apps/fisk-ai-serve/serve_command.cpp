@@ -83,9 +83,10 @@ std::vector<std::string> channel_lines(const config::config& cfg) {
 
 std::vector<std::string> service_lines(const config::config& cfg, const serve::resources& res) {
     std::vector<std::string> lines;
-    // SEAM(a2a tool service): the tool count is the a2a server's exposed set once the
-    // service is built here; until then serve_tools is announced from the config.
-    if (cfg.a2a_serving_enabled()) lines.push_back(serve::a2a_tools_service_line(cfg.identity, 0));
+    // SEAM(a2a tool service): serve_tools joins here as a service (its line is
+    // serve::a2a_tools_service_line) once it shares the channel's micro service; until then
+    // load_serve_config warns that this build does not serve the tools.
+    (void)cfg;
     for (const auto& m : res.summary().mcp_servers) lines.push_back(serve::mcp_client_service_line(m));
     return lines;
 }
@@ -144,6 +145,11 @@ config::config load_serve_config(const serve_options& o) {
     if (o.config_path.empty()) throw std::runtime_error("--config is required: name the fisk-ai YAML configuration");
     auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
+    if (cfg.a2a_serving_enabled()) {
+        fiskai::app::log_warning(
+            "expose.agent.a2a.serve_tools is not served by this build of fisk-ai-serve; serve the tools with "
+            "fisk-ai-a2a serve");
+    }
     return cfg;
 }
 
