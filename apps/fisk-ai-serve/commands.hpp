@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <string>
 
 namespace fiskai::serve_app {
 
@@ -25,6 +26,10 @@ struct subcommand {
     CLI::App* cli = nullptr;
     std::function<boost::asio::awaitable<int>(fiskai::app::runtime&)> run;
 };
+
+// A subcommand without --config: prints the usage error and returns true (the caller exits
+// with the usage code, as CLI11 does for its own errors).
+[[nodiscard]] bool missing_config(const std::string& config_path);
 
 // The process logger; `verbose` (-v) lets DEBUG records through.
 [[nodiscard]] gocompat::logger serve_logger(bool verbose);

@@ -235,7 +235,7 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
 #endif
 
 asio::awaitable<int> run_run(fiskai::app::runtime& rt, run_options o) {
-    if (o.config_path.empty()) throw std::runtime_error("--config is required: name the fisk-ai YAML configuration");
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
 #if FISKAI_SERVE_CAN_HOST
     std::string prompt;
     for (const auto& p : o.prompt) prompt += (prompt.empty() ? "" : " ") + p;

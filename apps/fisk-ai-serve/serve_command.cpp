@@ -142,7 +142,6 @@ private:
 #endif
 
 config::config load_serve_config(const serve_options& o) {
-    if (o.config_path.empty()) throw std::runtime_error("--config is required: name the fisk-ai YAML configuration");
     auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
     if (cfg.a2a_serving_enabled()) {
@@ -167,6 +166,7 @@ asio::awaitable<std::shared_ptr<serve::resources>> build(const config::config& c
 }
 
 asio::awaitable<int> run_check(serve_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     const auto cfg = load_serve_config(o);
     auto res = co_await build(cfg, o);
     fmt::print(stderr, "{}", banner(cfg, *res));
@@ -178,6 +178,7 @@ asio::awaitable<int> run_check(serve_options o) {
 // SEAM(serve): the serve core (serve::server) is built on branch `serve`; until it is merged
 // serve checks everything as `check` does and refuses to start.
 asio::awaitable<int> run_serve(fiskai::app::runtime&, serve_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     const auto cfg = load_serve_config(o);
     auto res = co_await build(cfg, o);
     co_await res->close();
@@ -229,6 +230,7 @@ std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config&
 }
 
 asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     const auto cfg = load_serve_config(o);
     auto res = co_await build(cfg, o);
     const auto ex = co_await asio::this_coro::executor;
@@ -287,6 +289,13 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
 #endif
 
 }  // namespace
+
+bool missing_config(const std::string& config_path) {
+    if (!config_path.empty()) return false;
+    fmt::print(stderr,
+               "--config is required: name the fisk-ai YAML configuration\nRun with --help for more information.\n");
+    return true;
+}
 
 gocompat::logger serve_logger(bool verbose) {
     if (!verbose) return fiskai::app::process_logger();

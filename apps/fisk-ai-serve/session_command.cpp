@@ -90,7 +90,6 @@ struct opened_store {
 };
 
 std::unique_ptr<opened_store> open_store(const session_options& o) {
-    if (o.config_path.empty()) throw std::runtime_error("--config is required: name the fisk-ai YAML configuration");
     const auto cfg = config::load_file(o.config_path, config::mode::lenient);
     auto s = std::make_unique<opened_store>();
     runstate::context ctx;
@@ -147,6 +146,7 @@ void print_show(const runstate::run_state& rs, bool transcript) {
 }
 
 asio::awaitable<int> run_session(session_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     auto s = open_store(o);
     if (o.ls->parsed()) {
         auto listed = co_await s->store->list();

@@ -230,6 +230,12 @@ TEST_CASE("fisk-ai-serve answers --help and refuses a bad command line", "[serve
     CHECK_THAT(help.out, Contains("check"));
     CHECK_THAT(help.out, Contains("session"));
     const auto bad = test::run_shell(serve_bin + " check --no-such-flag 2>&1");
-    CHECK(bad.exit_code != 0);
-    CHECK(bad.exit_code != 1);
+    CHECK(bad.exit_code == 2);
+    // A subcommand without --config is a usage error too, naming the flag.
+    for (const auto* args : {"check", "session ls", "run hello", ""}) {
+        const auto missing = test::run_shell(fmt::format("{} {} 2>&1", serve_bin, args));
+        INFO(args);
+        CHECK(missing.exit_code == 2);
+        CHECK_THAT(missing.out, Contains("--config is required"));
+    }
 }
