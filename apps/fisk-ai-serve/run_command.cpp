@@ -20,9 +20,6 @@
 #include <string>
 #include <vector>
 
-#if FISKAI_SERVE_HAS_SERVER && __has_include(<fiskai/serve/a2a_channel.hpp>) && \
-    __has_include(<fiskai/a2a_nats/task_caller.hpp>) && __has_include("task_terminal.hpp")
-#define FISKAI_SERVE_CAN_HOST 1
 #include "task_terminal.hpp"
 
 #include <fiskai/a2a_nats/task_caller.hpp>
@@ -44,9 +41,6 @@
 #include <list>
 #include <random>
 #include <unistd.h>
-#else
-#define FISKAI_SERVE_CAN_HOST 0
-#endif
 
 namespace fiskai::serve_app {
 
@@ -68,8 +62,6 @@ struct run_options {
 constexpr int run_could_not_start = 2;
 constexpr std::string_view nats_server_path = "/usr/sbin/nats-server";
 constexpr std::string_view terminal_identity = "fisk-ai-terminal";
-
-#if FISKAI_SERVE_CAN_HOST
 
 // The hosted config (§9.1): only the a2a channel, one worker, questions over a2a; no tool
 // serving, no MCP serving, no queue, no Slack.
@@ -232,11 +224,8 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
     co_return code;
 }
 
-#endif
-
 asio::awaitable<int> run_run(fiskai::app::runtime& rt, run_options o) {
     if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
-#if FISKAI_SERVE_CAN_HOST
     std::string prompt;
     for (const auto& p : o.prompt) prompt += (prompt.empty() ? "" : " ") + p;
     if (prompt.empty()) {
@@ -251,15 +240,6 @@ asio::awaitable<int> run_run(fiskai::app::runtime& rt, run_options o) {
         }
     }
     co_return co_await host_and_call(rt, std::move(o), std::move(prompt));
-#else
-    // SEAM(serve, a2aw, a2ac): hosting needs the serve core, the a2a channel and the task
-    // caller with its terminal front end.
-    (void)rt;
-    fmt::print(stderr,
-               "fisk-ai-serve: error: this build of fisk-ai-serve cannot host a run yet (the a2a channel and "
-               "caller are not in it); use fisk-ai-serve serve with fisk-ai-a2a ask\n");
-    co_return run_could_not_start;
-#endif
 }
 
 }  // namespace

@@ -20,12 +20,7 @@
 #include <fiskai/serve/resources.hpp>
 #include <fiskai/serve/serve.hpp>
 
-#if __has_include(<fiskai/serve/a2a_channel.hpp>)
 #include <fiskai/serve/a2a_channel.hpp>
-#define FISKAI_SERVE_HAS_A2A_CHANNEL 1
-#else
-#define FISKAI_SERVE_HAS_A2A_CHANNEL 0
-#endif
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -105,7 +100,6 @@ std::string banner(const config::config& cfg, const serve::resources& res,
     return serve::banner_text(f);
 }
 
-#if FISKAI_SERVE_HAS_SERVER
 // The MCP-client watcher (§11.4): its run() fails when a session dies, so the server
 // drains and the worker exits 2; stop() never closes a session.
 class mcp_watcher final : public serve::service {
@@ -139,7 +133,6 @@ private:
     std::optional<std::string> failure_;
     bool stopped_ = false;
 };
-#endif
 
 config::config load_serve_config(const serve_options& o) {
     auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
@@ -174,26 +167,12 @@ asio::awaitable<int> run_check(serve_options o) {
     co_return exit_code::ok;
 }
 
-#if !FISKAI_SERVE_HAS_SERVER
-// SEAM(serve): the serve core (serve::server) is built on branch `serve`; until it is merged
-// serve checks everything as `check` does and refuses to start.
-asio::awaitable<int> run_serve(fiskai::app::runtime&, serve_options o) {
-    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
-    const auto cfg = load_serve_config(o);
-    auto res = co_await build(cfg, o);
-    co_await res->close();
-    throw std::runtime_error(
-        "this build of fisk-ai-serve has no serve core yet; fisk-ai-serve check verifies the "
-        "resources meanwhile");
-}
-#else
 // The channels expose.agent names, on the shared resources. Each is released by the
 // server's drain; works hand their outcome back through done().
 std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config& cfg, const serve::resources& res,
                                                            const asio::any_io_executor& ex,
                                                            const gocompat::logger& log) {
     std::vector<std::shared_ptr<serve::channel>> out;
-#if FISKAI_SERVE_HAS_A2A_CHANNEL
     if (cfg.a2a_channel_enabled()) {
         const auto rt = res.runtime();
         serve::a2a_channel_options o;
@@ -212,12 +191,6 @@ std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config&
         o.log = log;
         out.push_back(std::make_shared<serve::a2a_channel>(*res.channel_nats(), ex, rt->sessions, std::move(o)));
     }
-#else
-    (void)cfg;
-    (void)res;
-    (void)ex;
-    (void)log;
-#endif
     // SEAM(queue, slack): their channels join here when merged; until then a config that
     // names them is refused rather than half served.
     if (cfg.queue_channel_enabled()) {
@@ -258,9 +231,7 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     std::vector<std::string> lines;
     for (const auto& ch : channels) {
         srv->add(ch, {.deliveries_repeat = false});
-#if FISKAI_SERVE_HAS_A2A_CHANNEL
         if (const auto* a2a = dynamic_cast<const serve::a2a_channel*>(ch.get())) lines.push_back(a2a->description());
-#endif
     }
     if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
 
@@ -286,7 +257,6 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     fmt::print(stderr, "fisk-ai-serve stopped\n");
     co_return code;
 }
-#endif
 
 }  // namespace
 
