@@ -275,6 +275,7 @@ asio::awaitable<void> build_into(resources::impl& d, const config::config& cfg, 
     d.rt->tools = std::move(tools);
     d.rt->cfg = cfg;
     d.rt->configured = agent::limits::from(cfg);
+    d.rt->config_file = o.config_path;  // the agent's own "no tools" text names it, as Go
 }
 
 }  // namespace
