@@ -689,6 +689,8 @@ struct store::impl {
     }
 };
 
+void throw_exception_from_error(const error& e, const boost::source_location&) { throw std::runtime_error(e.message); }
+
 const char* to_string(search_status s) noexcept {
     switch (s) {
         case search_status::ok: return "ok";

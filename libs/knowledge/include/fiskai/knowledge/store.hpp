@@ -53,6 +53,9 @@ struct error {
 template <class T>
 using result = boost::system::result<T, error>;
 
+// Lets result<T>::value() throw: a std::runtime_error carrying the message.
+[[noreturn]] void throw_exception_from_error(const error& e, const boost::source_location& loc);
+
 enum class search_status { ok, index_not_built, index_empty };
 [[nodiscard]] const char* to_string(search_status s) noexcept;
 
