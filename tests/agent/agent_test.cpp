@@ -5,11 +5,16 @@
 #include "agent_fixture.hpp"
 
 #include <fiskai/agent/hitl.hpp>
+#include <fiskai/knowledge/store.hpp>
 #include <fiskai/memory/store.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
@@ -478,6 +483,31 @@ TEST_CASE("memory built-ins are made per run over the shared store", "[agent]") 
     REQUIRE(results.size() == 2);
     CHECK(results[0].result.content == R"({"written":true})");
     CHECK(results[1].result.content.find("12 messages") != std::string::npos);
+}
+
+TEST_CASE("knowledge built-ins are offered to the model over the shared store", "[agent]") {
+    fixture f(json::array{tool_step("knowledge_search", json::object{{"query", "work-queue retention"}}),
+                          expect_result(text_step("Found it."), "Work-queue retention")});
+    std::ofstream(f.dir.path / "kb.md")
+        << "# Streams\n\n## Retention\n\nWork-queue retention removes acked messages.\n";
+    asio::io_context ioc;
+    knowledge::store_options o;
+    o.directory = (f.dir.path / "knowledge").string();
+    {
+        auto w = knowledge::store::open_writer(ioc.get_executor(), o);
+        REQUIRE(w.has_value());
+        auto guard = asio::make_work_guard(ioc);
+        auto done = asio::co_spawn(ioc, (*w)->index({(f.dir.path / "kb.md").string()}, {}), asio::use_future);
+        while (done.wait_for(0s) != std::future_status::ready) ioc.run_one_for(20ms);
+        REQUIRE(done.get().has_value());
+    }
+    f.h->rt->knowledge = knowledge::store::open(ioc.get_executor(), o).value();
+    auto result = f.h->run(f.request());
+    INFO(result.error);
+    CHECK(result.reason == "completed");
+    auto results = f.results();
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].result.content.find("kb.md#0") != std::string::npos);
 }
 
 TEST_CASE("a hard cancel during a hung LLM call ends at once, nothing journaled for the call", "[agent]") {

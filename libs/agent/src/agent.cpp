@@ -4,6 +4,7 @@
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/gocompat/time.hpp>
 #include <fiskai/llm/provider.hpp>
+#include <fiskai/knowledge/builtins.hpp>
 #include <fiskai/memory/builtins.hpp>
 #include <fiskai/memory/store.hpp>
 #include <fiskai/runstate/fingerprint.hpp>
@@ -184,6 +185,7 @@ private:
 
         if (auto clash = build_tools()) co_return fail_early(*clash);
         if (auto clash = co_await build_memory()) co_return fail_early(*clash);
+        if (auto clash = build_knowledge()) co_return fail_early(*clash);
         if (tools_.empty()) co_return fail_early(no_tools_text());
         build_definitions();
         build_system();
@@ -214,6 +216,23 @@ private:
             }
             if (!asker_.can_prompt()) events_.warn(warning{"hitl_no_terminal", {}, {}, 0});
         }
+        return std::nullopt;
+    }
+
+    std::optional<std::string> build_knowledge() {
+        if (!rt_.knowledge) return std::nullopt;
+        for (auto& spec : knowledge::knowledge_tool_specs(rt_.knowledge)) {
+            auto t = toolkit::make_function_tool(std::move(spec));
+            if (by_name_.count(t->name()) != 0) {
+                return fmt::format(
+                    "knowledge adds a built-in tool {} but the application already exposes a tool with that name; "
+                    "exclude or rename it",
+                    gocompat::quote(t->name()));
+            }
+            builtins_.insert(t->name());
+            if (auto clash = claim(t)) return clash;
+        }
+        knowledge_on_ = true;
         return std::nullopt;
     }
 
@@ -284,6 +303,7 @@ private:
         system_.push_back(rt_.cfg.system_prompt);
         if (auto note = hitl_system_note(hitl_names_); !note.empty()) system_.push_back(std::move(note));
         if (memory_view_) system_.emplace_back(memory::memory_system_note());
+        if (knowledge_on_) system_.emplace_back(knowledge::knowledge_system_note());
         fingerprint_.provider = rt_.provider->caps().provider;
         fingerprint_.model = rt_.cfg.llm.model;
         fingerprint_.system_hash = runstate::system_hash(system_);
@@ -767,6 +787,7 @@ private:
     std::set<std::string, std::less<>> builtins_;
     std::vector<std::string> hitl_names_;
     std::shared_ptr<memory::view> memory_view_;
+    bool knowledge_on_ = false;
     std::string memory_index_;
     std::vector<llm::tool_def> definitions_;
     bool tool_search_ = false;

@@ -44,6 +44,12 @@ public:
         return std::nullopt;
     }
 
+    [[nodiscard]] std::string describe_call(const boost::json::value& arguments) const override {
+        if (!spec_.describe) return spec_.name;
+        auto text = spec_.describe(arguments);
+        return text.empty() ? spec_.name : text;
+    }
+
     boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override {
         if (auto problem = check_arguments(arguments)) co_return outcome::failure(std::move(*problem));
         boost::json::object input;

@@ -29,6 +29,9 @@ class store;
 namespace fiskai::memory {
 class store;
 }  // namespace fiskai::memory
+namespace fiskai::knowledge {
+class store;
+}  // namespace fiskai::knowledge
 namespace fiskai::toolkit {
 class prompter;
 }  // namespace fiskai::toolkit
@@ -51,6 +54,9 @@ struct runtime {
     std::shared_ptr<llm::provider> provider;
     std::shared_ptr<runstate::store> sessions;
     std::shared_ptr<memory::store> memory;  // null when harness.memory is off
+    // Opened read-only once (knowledge::store::open); null when harness.knowledge is off.
+    // Its built-ins and system note are offered to every run.
+    std::shared_ptr<knowledge::store> knowledge;
     // Application, remote, MCP-client and custom tools, fixed at start, in definition order.
     toolkit::tool_list tools;
     config::config cfg;
