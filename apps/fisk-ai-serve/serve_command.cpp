@@ -21,6 +21,11 @@
 #include <fiskai/serve/serve.hpp>
 
 #include <fiskai/serve/a2a_channel.hpp>
+#include <fiskai/serve/a2a_tool_service.hpp>
+
+#include <fiskai/a2a/server.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -76,18 +81,28 @@ std::vector<std::string> channel_lines(const config::config& cfg) {
     return lines;
 }
 
-std::vector<std::string> service_lines(const config::config& cfg, const serve::resources& res) {
+// The tools the a2a tool service would serve, without opening it (check must not join the
+// tool queue group): a2a::server's selection is free of I/O.
+std::size_t a2a_served_tools(const config::config& cfg, const serve::resources& res) {
+    asio::io_context unused;
+    a2a::server selection(unused.get_executor(), res.runtime()->tools, fiskai::app::a2a_server_options(cfg));
+    return selection.exposed().size();
+}
+
+std::vector<std::string> service_lines(const config::config& cfg, const serve::resources& res,
+                                       std::optional<std::size_t> served_tools = std::nullopt) {
     std::vector<std::string> lines;
-    // SEAM(a2a tool service): serve_tools joins here as a service (its line is
-    // serve::a2a_tools_service_line) once it shares the channel's micro service; until then
-    // load_serve_config warns that this build does not serve the tools.
-    (void)cfg;
+    if (cfg.a2a_serving_enabled()) {
+        lines.push_back(
+            serve::a2a_tools_service_line(cfg.identity, served_tools ? *served_tools : a2a_served_tools(cfg, res)));
+    }
     for (const auto& m : res.summary().mcp_servers) lines.push_back(serve::mcp_client_service_line(m));
     return lines;
 }
 
 std::string banner(const config::config& cfg, const serve::resources& res,
-                   std::optional<std::vector<std::string>> channels = std::nullopt) {
+                   std::optional<std::vector<std::string>> channels = std::nullopt,
+                   std::optional<std::size_t> served_tools = std::nullopt) {
     serve::banner_facts f;
     f.version = std::string(fiskai::app::version);
     f.identity = cfg.identity;
@@ -96,7 +111,7 @@ std::string banner(const config::config& cfg, const serve::resources& res,
     f.workers = static_cast<std::size_t>(cfg.serve.workers);
     f.resources = res.summary();
     f.channel_lines = channels ? std::move(*channels) : channel_lines(cfg);
-    f.service_lines = service_lines(cfg, res);
+    f.service_lines = service_lines(cfg, res, served_tools);
     return serve::banner_text(f);
 }
 
@@ -137,11 +152,6 @@ private:
 config::config load_serve_config(const serve_options& o) {
     auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
     for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
-    if (cfg.a2a_serving_enabled()) {
-        fiskai::app::log_warning(
-            "expose.agent.a2a.serve_tools is not served by this build of fisk-ai-serve; serve the tools with "
-            "fisk-ai-a2a serve");
-    }
     return cfg;
 }
 
@@ -169,9 +179,11 @@ asio::awaitable<int> run_check(serve_options o) {
 
 // The channels expose.agent names, on the shared resources. Each is released by the
 // server's drain; works hand their outcome back through done().
+// `tool_service` set (serve_tools on): the a2a channel's intake is the `request` endpoint of
+// its micro service (§6.1, D12).
 std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config& cfg, const serve::resources& res,
-                                                           const asio::any_io_executor& ex,
-                                                           const gocompat::logger& log) {
+                                                           const asio::any_io_executor& ex, const gocompat::logger& log,
+                                                           const serve::a2a_tool_service* tool_service) {
     std::vector<std::shared_ptr<serve::channel>> out;
     if (cfg.a2a_channel_enabled()) {
         const auto rt = res.runtime();
@@ -189,6 +201,7 @@ std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config&
         }
         o.provider = cfg.llm.provider;
         o.log = log;
+        if (tool_service) o.request_service = tool_service->micro_service();
         out.push_back(std::make_shared<serve::a2a_channel>(*res.channel_nats(), ex, rt->sessions, std::move(o)));
     }
     // SEAM(queue, slack): their channels join here when merged; until then a config that
@@ -216,15 +229,23 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     std::exception_ptr failure;
 
     std::vector<std::shared_ptr<serve::channel>> channels;
+    std::shared_ptr<serve::a2a_tool_service> tool_service;
     try {
-        channels = make_channels(cfg, *res, ex, so.log);
+        // The tool service first: it opens the micro service the channel's intake joins.
+        if (cfg.a2a_serving_enabled()) {
+            tool_service = std::make_shared<serve::a2a_tool_service>(*res->channel_nats(), ex, res->runtime()->tools,
+                                                                     fiskai::app::a2a_server_options(cfg));
+        }
+        channels = make_channels(cfg, *res, ex, so.log, tool_service.get());
     } catch (...) {
         failure = std::current_exception();
     }
-    if (!failure && channels.empty()) {
+    if (!failure && channels.empty() && !tool_service) {
         failure = std::make_exception_ptr(std::runtime_error("this build of fisk-ai-serve has no a2a channel yet"));
     }
     if (failure) {
+        channels.clear();
+        tool_service.reset();
         co_await res->close();
         std::rethrow_exception(failure);
     }
@@ -232,6 +253,11 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     for (const auto& ch : channels) {
         srv->add(ch, {.deliveries_repeat = false});
         if (const auto* a2a = dynamic_cast<const serve::a2a_channel*>(ch.get())) lines.push_back(a2a->description());
+    }
+    std::optional<std::size_t> served_tools;
+    if (tool_service) {
+        srv->add(tool_service);
+        served_tools = tool_service->tools();
     }
     if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
 
@@ -241,9 +267,13 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
         fiskai::app::log_info("shutting down: taking no new work, letting running work finish");
         srv->drain();
     });
-    rt.on_cancel([srv] { srv->cancel(); });
+    // Weak: the runtime may keep its callbacks past the connection's close.
+    rt.on_cancel([srv, weak_tools = std::weak_ptr<serve::a2a_tool_service>(tool_service)] {
+        srv->cancel();
+        if (auto tools = weak_tools.lock()) tools->cancel();
+    });
 
-    fmt::print(stderr, "{}", banner(cfg, *res, std::move(lines)));
+    fmt::print(stderr, "{}", banner(cfg, *res, std::move(lines), served_tools));
     std::fflush(stderr);
     int code = exit_code::ok;
     try {
@@ -253,6 +283,7 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
         code = exit_code::fault;
     }
     srv.reset();
+    tool_service.reset();
     co_await res->close();
     fmt::print(stderr, "fisk-ai-serve stopped\n");
     co_return code;

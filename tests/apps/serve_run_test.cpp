@@ -6,7 +6,20 @@
 #include "app_test_support.hpp"
 #include "fake_llm_process.hpp"
 
+#include <fiskai/a2a/client.hpp>
+#include <fiskai/a2a_nats/transport.hpp>
+#include <fiskai/conns/connection.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json.hpp>
+
 #include <catch2/catch.hpp>
+#include <nats/nats.h>
+
+#include <future>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -110,7 +123,7 @@ struct worker_env {
     std::string config;
     std::unique_ptr<child> worker;
 
-    worker_env() {
+    explicit worker_env(bool serve_tools = false) {
         const auto script = dir.write("script.json", R"({"conversations":[
  {"name":"slow","when":{"prompt_contains":"slowly"},"steps":[{"faults":[{"hang":true}],
   "reply":{"content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}]},
@@ -142,8 +155,10 @@ expose:
     workers: 1
     a2a:
       prompts: {{}}
+{}
 )",
-                                                     FISK_DEMO_PATH, fake->port(), (dir.path / "runs").string()));
+                                                     FISK_DEMO_PATH, fake->port(), (dir.path / "runs").string(),
+                                                     serve_tools ? "      serve_tools: true" : ""));
     }
 
     // Starts the worker and waits for the end of its banner; returns the broker URL.
@@ -280,4 +295,142 @@ TEST_CASE("run at a terminal answers the agent's question from the keyboard", "[
     CHECK_THAT(r.out, Catch::Contains("? Proceed? [y/N]"));
     CHECK_THAT(r.out, Catch::Contains("ask_human_confirm ok: {\"confirmed\":true}"));
     CHECK_THAT(r.out, Catch::Contains("You said yes."));
+}
+
+namespace {
+
+// A peer on the worker's broker: raw requests (as `nats micro info` sends them) and a2a
+// tool calls through the a2a client.
+struct peer {
+    boost::asio::io_context ioc;
+    std::unique_ptr<conns::connection> conn;
+    std::unique_ptr<a2a_nats::nats_transport> transport;
+    std::unique_ptr<a2a::client> client;
+
+    explicit peer(const std::string& url) {
+        conns::connect_options o;
+        o.name = conns::connection_name("peer");
+        conn = conns::connection::dial_url(url, o);
+        transport = std::make_unique<a2a_nats::nats_transport>(*conn, ioc.get_executor());
+        client = std::make_unique<a2a::client>(*transport, a2a::client_options{"peer"});
+    }
+
+    // The reply's body; nullopt for no responders (REQUIREs any other failure away).
+    std::optional<std::string> request(const std::string& subject) {
+        natsMsg* reply = nullptr;
+        const natsStatus s = natsConnection_RequestString(&reply, conn->native_handle(), subject.c_str(), "", 5000);
+        if (s == NATS_NO_RESPONDERS) return std::nullopt;
+        INFO(natsStatus_GetText(s));
+        REQUIRE(s == NATS_OK);
+        std::string body(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
+        natsMsg_Destroy(reply);
+        return body;
+    }
+
+    template <typename T>
+    T run(boost::asio::awaitable<T> op, std::chrono::seconds limit) {
+        auto f = boost::asio::co_spawn(ioc, std::move(op), boost::asio::use_future);
+        const auto end = std::chrono::steady_clock::now() + limit;
+        while (f.wait_for(0s) != std::future_status::ready) {
+            REQUIRE(std::chrono::steady_clock::now() < end);
+            ioc.restart();
+            ioc.run_for(20ms);
+        }
+        return f.get();
+    }
+};
+
+std::map<std::string, std::string> endpoint_subjects(const std::string& info) {
+    std::map<std::string, std::string> out;
+    const auto parsed = boost::json::parse(info);  // kept: a range-for would drop the temporary
+    for (const auto& ep : parsed.at("endpoints").as_array()) {
+        out[std::string(ep.at("name").as_string())] = std::string(ep.at("subject").as_string());
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("serve_tools: one micro service lists discovery, tool and request; tools and tasks are served",
+          "[serve_run][serve_tools]") {
+    worker_env e(true);
+    const auto url = e.start();
+    CHECK_THAT(e.worker->err(), Catch::Contains("a2a tools: discovery choria.fisk-ai.discovery.tester, tools "
+                                                "choria.fisk-ai.tool.tester (micro service tester,"));
+    CHECK_THAT(e.worker->err(), !Catch::Contains("is not served by this build"));
+    peer p(url);
+
+    const auto info = p.request("$SRV.INFO.tester");
+    REQUIRE(info);
+    const auto endpoints = endpoint_subjects(*info);
+    CHECK(endpoints == std::map<std::string, std::string>{{"discovery", "choria.fisk-ai.discovery.tester"},
+                                                          {"request", "choria.fisk-ai.request.tester"},
+                                                          {"tool", "choria.fisk-ai.tool.tester"}});
+
+    // A peer calls a tool...
+    auto called = p.run(p.client->invoke("tester", "sleep", R"({"duration":"10ms"})", 20s), 30s);
+    REQUIRE(called.has_value());
+    CHECK_FALSE(called->is_error);
+    CHECK(called->output == "slept 10ms\n");
+
+    // ...and a task arrives through the request endpoint.
+    auto caller = e.ask("what is the answer?", "ask");
+    const int asked = caller->wait(30s);
+    INFO(caller->err());
+    CHECK(asked == 0);
+    CHECK(caller->out() == "Forty-two.\n");
+    const auto stats = p.request("$SRV.STATS.tester");
+    REQUIRE(stats);
+    const auto stats_json = boost::json::parse(*stats);
+    for (const auto& ep : stats_json.at("endpoints").as_array()) {
+        if (ep.at("name") == "request") CHECK(ep.at("num_requests").to_number<std::int64_t>() == 1);
+        if (ep.at("name") == "tool") CHECK(ep.at("num_requests").to_number<std::int64_t>() == 1);
+    }
+
+    // SIGTERM while a tool call runs: the call finishes, a task sent meanwhile is refused
+    // or finds nobody, and the worker exits 0.
+    auto running = boost::asio::co_spawn(p.ioc, p.client->invoke("tester", "sleep", R"({"duration":"2s"})", 20s),
+                                         boost::asio::use_future);
+    REQUIRE(wait_until(
+        [&] {
+            p.ioc.restart();
+            p.ioc.run_for(20ms);
+            // The first call logged one already: this is the second.
+            const auto err = e.worker->err();
+            const auto first = err.find("Running tool call");
+            return first != std::string::npos && err.find("Running tool call", first + 1) != std::string::npos;
+        },
+        20s));
+    e.worker->signal(SIGTERM);
+    REQUIRE(wait_until([&] { return e.worker->err().find("shutting down") != std::string::npos; }, 10s));
+    auto late = e.ask("what is the answer?", "late");
+    const int late_code = late->wait(30s);
+    INFO(late->err());
+    CHECK(late_code != 0);
+    CHECK(late->out().empty());
+    REQUIRE(wait_until(
+        [&] {
+            p.ioc.restart();
+            p.ioc.run_for(20ms);
+            return running.wait_for(0s) == std::future_status::ready;
+        },
+        20s));
+    auto finished = running.get();
+    REQUIRE(finished.has_value());
+    CHECK(finished->output == "slept 2s\n");
+    const int code = e.worker->wait(20s);
+    INFO(e.worker->err());
+    CHECK(code == 0);
+}
+
+TEST_CASE("without serve_tools the request subject is a plain subscription: no micro service answers INFO",
+          "[serve_run][serve_tools]") {
+    worker_env e;
+    const auto url = e.start();
+    peer p(url);
+    CHECK_FALSE(p.request("$SRV.INFO.tester"));
+    CHECK_FALSE(p.request("$SRV.PING"));
+    auto caller = e.ask("what is the answer?", "ask");
+    CHECK(caller->wait(30s) == 0);
+    CHECK(caller->out() == "Forty-two.\n");
 }

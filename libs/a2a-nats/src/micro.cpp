@@ -105,6 +105,7 @@ struct detail::endpoint_state {
     bool wanted = false;  // next() is waiting for a message
     bool closing = false;
     endpoint_stats stats;
+    std::function<void(request)> refuser;  // set before closing; called on the executor
 
     endpoint_state(std::shared_ptr<service_state> s, endpoint_config c, std::string q)
         : service(std::move(s)), config(std::move(c)), queue(std::move(q)), channel(service->executor, 1) {}
@@ -177,6 +178,13 @@ struct detail::endpoint_state {
 
     static void refuse(const std::shared_ptr<endpoint_state>& self, a2a_nats::detail::message_copy m) {
         if (m.reply.empty()) return;
+        if (self->refuser) {
+            asio::post(self->service->executor, [self, m = std::move(m)]() mutable {
+                auto r = make(self, std::move(m));
+                self->refuser(std::move(r));
+            });
+            return;
+        }
         make(self, std::move(m)).respond_error(503, "the service is shutting down; send the request again");
     }
 
@@ -268,6 +276,13 @@ bool request::finish(std::optional<std::pair<int, std::string>> error, std::stri
 
 bool request::respond(std::string_view data) { return finish(std::nullopt, data); }
 
+void request::hand_over() noexcept {
+    if (!endpoint_) return;
+    auto ep = std::move(endpoint_);
+    endpoint_.reset();
+    ep->record(std::chrono::duration_cast<std::chrono::nanoseconds>(steady_clock::now() - received_), std::nullopt);
+}
+
 bool request::respond_error(int code, std::string_view description, std::string_view data) {
     return finish(std::make_pair(code, std::string(description)), data);
 }
@@ -310,6 +325,14 @@ asio::awaitable<std::optional<request>> endpoint::next() {
 }
 
 void endpoint::close() noexcept { detail::endpoint_state::shutdown(state_); }
+
+void endpoint::close(std::function<void(request)> refuse) noexcept {
+    {
+        std::lock_guard lock(state_->mutex);
+        if (!state_->closing) state_->refuser = std::move(refuse);
+    }
+    detail::endpoint_state::shutdown(state_);
+}
 
 // ---- service ----
 

@@ -75,6 +75,10 @@ struct detail::task_transport_state : std::enable_shared_from_this<task_transpor
 
     std::string subject;
     natsSubscription* sub = nullptr;
+    // serve_tools on: the intake is this endpoint instead of `sub`. Declared in this order
+    // so that the endpoint closes before the service it belongs to goes.
+    std::shared_ptr<micro::service> service;
+    std::unique_ptr<micro::endpoint> endpoint;
     inbound_channel channel;
     std::thread puller;
 
@@ -201,6 +205,7 @@ task_transport::~task_transport() {
     if (state_->sub) natsSubscription_Unsubscribe(state_->sub);
     if (state_->puller.joinable()) state_->puller.join();
     state_->channel.close();
+    if (state_->endpoint) state_->endpoint->close();
 }
 
 void task_transport::open_intake(std::string_view identity) {
@@ -222,10 +227,37 @@ void task_transport::open_intake(std::string_view identity) {
     state_->puller = std::thread([st] { st->pull(); });
 }
 
+void task_transport::open_intake(std::shared_ptr<micro::service> service, std::string_view identity) {
+    if (!service)
+        throw error(errc::not_connected, "the a2a request endpoint needs the micro service serving the tools");
+    auto subject = a2a::task_subject(a2a::task_route::request, identity);
+    if (!subject) throw error(errc::invalid_name, subject.error().message);
+    if (state_->sub || state_->endpoint) throw error(errc::subscribe_failed, "the task intake is already open");
+    micro::endpoint_config ep;
+    ep.name = "request";
+    ep.subject = *subject;
+    ep.queue_group = std::string(identity);
+    // add_endpoint waits a round trip: the server routes the subject here on return.
+    state_->endpoint = service->add_endpoint(std::move(ep));
+    state_->service = std::move(service);
+    state_->subject = std::move(*subject);
+}
+
 const std::string& task_transport::intake_subject() const noexcept { return state_->subject; }
 
 asio::awaitable<std::optional<inbound>> task_transport::next_request() {
     auto st = state_;
+    if (st->endpoint) {
+        {
+            std::lock_guard lock(st->mutex);
+            if (st->closing) co_return std::nullopt;
+        }
+        auto r = co_await st->endpoint->next();
+        if (!r) co_return std::nullopt;
+        inbound m{r->subject(), r->reply_to(), r->data()};
+        r->hand_over();
+        co_return std::optional<inbound>(std::move(m));
+    }
     std::optional<inbound> ready;
     st->channel.try_receive([&](boost::system::error_code ec, inbound m) {
         if (!ec) ready.emplace(std::move(m));
@@ -243,6 +275,7 @@ asio::awaitable<std::optional<inbound>> task_transport::next_request() {
 }
 
 std::size_t task_transport::pending() const noexcept {
+    if (state_->endpoint) return state_->endpoint->pending();
     int msgs = 0;
     int bytes = 0;
     if (!state_->sub || natsSubscription_GetPending(state_->sub, &msgs, &bytes) != NATS_OK || msgs < 0) return 0;
@@ -262,6 +295,16 @@ void task_transport::drain_intake(refuser refuse) {
         if (!ec) st.refuse_one(std::move(m));
     });
     st.channel.close();
+    if (st.endpoint) {
+        std::weak_ptr<detail::task_transport_state> weak = state_;
+        st.endpoint->close([weak](micro::request r) {
+            auto self = weak.lock();
+            if (!self) return;  // r answers 503 as it goes
+            inbound m{r.subject(), r.reply_to(), r.data()};
+            r.hand_over();
+            self->refuse_one(std::move(m));
+        });
+    }
     if (st.sub && natsSubscription_Drain(st.sub) != NATS_OK) natsSubscription_Unsubscribe(st.sub);
     st.wake.notify_all();
 }

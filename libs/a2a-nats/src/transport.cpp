@@ -142,6 +142,10 @@ std::shared_ptr<micro::service> nats_transport::service(std::string_view identit
     return it == state_->services.end() ? nullptr : it->second.lock();
 }
 
+std::shared_ptr<micro::service> nats_transport::open_service(const std::string& identity) {
+    return state_->service_for(identity);
+}
+
 namespace {
 
 // An a2a failure that also says which NATS failure it was.

@@ -506,7 +506,11 @@ a2a_channel::a2a_channel(conns::connection& nats, asio::any_io_executor executor
         options.question_timeout = options.question_timeout_floor;
     }
     impl_ = std::make_shared<impl>(nats, std::move(executor), std::move(sessions), std::move(options));
-    impl_->transport.open_intake(impl_->options.identity);
+    if (impl_->options.request_service) {
+        impl_->transport.open_intake(impl_->options.request_service, impl_->options.identity);
+    } else {
+        impl_->transport.open_intake(impl_->options.identity);
+    }
 }
 
 a2a_channel::~a2a_channel() { release(); }

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -93,6 +94,10 @@ public:
     // An error reply: `data` (usually empty) with the two error headers. Line breaks in the
     // description become spaces: it travels in a header.
     bool respond_error(int code, std::string_view description, std::string_view data = {});
+    // The caller answers reply_to() itself (a reply set of several messages, the a2a task
+    // flow): counted in STATS as a request, nothing is sent here and the destructor no
+    // longer answers.
+    void hand_over() noexcept;
 
 private:
     friend struct detail::endpoint_state;
@@ -127,6 +132,10 @@ public:
     // pending next() completes with nullopt. Requests already taken can still be answered.
     // Idempotent; any thread.
     void close() noexcept;
+    // close(), but each request still held when the drain took effect goes to `refuse`, on
+    // the service's executor, instead of the 503 reply (the a2a intake answers with its
+    // own refusal, Amendment 16). A request `refuse` leaves unanswered still gets the 503.
+    void close(std::function<void(request)> refuse) noexcept;
 
 private:
     friend class service;

@@ -2,7 +2,8 @@
 // The NATS side of the task flow, worker end (serve.md §6.1, §6.4, §6.5, §6.8; D12).
 //
 // Intake: `choria.fisk-ai.request.<identity>` as a plain queue subscription (queue group
-// = the identity). A request leaves nats.c's bounded pending queue only when
+// = the identity), or as the `request` endpoint of the micro service that serves the
+// tools when serve_tools is on (D12). A request leaves nats.c's bounded pending queue only when
 // next_request() asks for one, so a worker whose slots are all busy leaves requests in
 // the transport. drain_intake() withdraws interest with a drain and hands every request
 // nats.c still holds to a refuser (Amendment 16) until the subscription is invalid.
@@ -19,6 +20,7 @@
 #include <fiskai/a2a/error.hpp>
 #include <fiskai/a2a/messages.hpp>
 #include <fiskai/a2a/task_flow.hpp>
+#include <fiskai/a2a_nats/micro.hpp>
 #include <fiskai/conns/connection.hpp>
 #include <fiskai/gocompat/log.hpp>
 
@@ -99,6 +101,11 @@ public:
     // one round trip so the server routes it here on return. Throws a2a_nats::error
     // (invalid_name, subscribe_failed).
     void open_intake(std::string_view identity);
+    // The same intake as the `request` endpoint of `service` (serve_tools on, serve.md
+    // §6.1): `$SRV` INFO and STATS list it beside the tool endpoints. Requests are handed
+    // over (micro::request::hand_over) since the task flow answers with a reply set;
+    // drain_intake() closes the endpoint and refuses what it still held the same way.
+    void open_intake(std::shared_ptr<micro::service> service, std::string_view identity);
     // The subject the intake listens on (empty before open_intake()).
     [[nodiscard]] const std::string& intake_subject() const noexcept;
 

@@ -65,6 +65,11 @@ public:
 
     // The micro service serving `identity`, while one of its intakes is open.
     [[nodiscard]] std::shared_ptr<micro::service> service(std::string_view identity) const;
+    // The micro service serving `identity`, created when none is open. Holding it lets
+    // another binding add an endpoint (the a2a channel's `request`) to the same service
+    // that listen() later adds `discovery` and `tool` to. Throws a2a_nats::error
+    // (invalid_name, not_connected, subscribe_failed).
+    [[nodiscard]] std::shared_ptr<micro::service> open_service(const std::string& identity);
 
 private:
     std::shared_ptr<detail::transport_state> state_;

@@ -1,6 +1,7 @@
 #pragma once
 // The a2a channel (serve.md §6): task requests on `choria.fisk-ai.request.<identity>`
-// (a plain queue subscription, queue group = the identity, D12) become works; each work
+// (a plain queue subscription, queue group = the identity, D12; or the `request` endpoint
+// of the tool service's micro service when serve_tools is on) become works; each work
 // answers its caller with the reply set: the ack (sequence 1), events while streaming,
 // questions when elicitation is on, keepalives after 10 s of silence, and exactly one
 // terminal. A task's cancel and elicit subjects (keyed by the request's own id) are
@@ -25,6 +26,9 @@
 namespace fiskai::conns {
 class connection;
 }  // namespace fiskai::conns
+namespace fiskai::a2a_nats::micro {
+class service;
+}  // namespace fiskai::a2a_nats::micro
 namespace fiskai::runstate {
 class store;
 }  // namespace fiskai::runstate
@@ -42,6 +46,9 @@ struct a2a_channel_options {
     // Written into thinking blocks.
     std::string provider;
     gocompat::logger log;
+    // serve_tools on: the micro service serving the tools (a2a_tool_service::micro_service());
+    // the intake is then its `request` endpoint. Unset: a plain queue subscription (D12).
+    std::shared_ptr<a2a_nats::micro::service> request_service;
 
     // D3 fixes these; tests shorten them.
     std::chrono::nanoseconds keepalive_interval = std::chrono::seconds(10);
