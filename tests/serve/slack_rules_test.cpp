@@ -158,7 +158,7 @@ TEST_CASE("slack answers split under the limit at paragraph and line boundaries,
 
 TEST_CASE("slack status texts per outcome", "[slack]") {
     fiskai::serve::outcome o;
-    o.reason = "end_turn";
+    o.reason = "completed";
     CHECK(rules::status_for(o) == rules::text::done);
     o.reason = "suspended";
     CHECK(rules::status_for(o) == rules::text::stopped);
@@ -169,7 +169,7 @@ TEST_CASE("slack status texts per outcome", "[slack]") {
     a.abandoned = true;
     CHECK(rules::status_for(a) == rules::text::not_started);
     fiskai::serve::outcome d;
-    d.reason = "end_turn";
+    d.reason = "completed";
     d.deferred.emplace_back();
     CHECK(rules::status_for(d) == rules::text::waiting);
 }

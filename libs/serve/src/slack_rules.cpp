@@ -289,9 +289,8 @@ std::string status_for(const outcome& o) {
     if (o.crashed) return fmt::format(":x: Failed: {}", o.error.empty() ? "the run crashed" : o.error);
     if (!o.deferred.empty()) return std::string(text::waiting);
     if (o.reason == "suspended") return std::string(text::stopped);
-    if (o.reason == "error") return fmt::format(":x: Failed: {}", o.error);
-    if (o.reason == "aborted") return std::string(text::waiting);
-    return std::string(text::done);
+    if (o.reason == "completed" || o.error.empty()) return std::string(text::done);
+    return fmt::format(":x: Failed: {}", o.error);  // error, budget, max_iterations
 }
 
 std::string encode_value(const action_value& v) {

@@ -78,6 +78,7 @@ struct server {
     std::map<std::string, envelope_entry> envelopes;
     json::array acks;
     int connections = 0;
+    std::vector<std::shared_ptr<ws_session>> silenced;  // kept so their sockets stay open
 
     void send_envelope(envelope_entry& entry) {
         if (!current || !current->usable()) return;
@@ -198,7 +199,8 @@ json::object parse_control(const std::string& body, std::string& error) {
 
 asio::awaitable<void> ws_writer(std::shared_ptr<ws_session> session) {
     for (;;) {
-        while (!session->outbox.empty() && session->usable()) {
+        // A closing session still writes what is queued (the disconnect message) first.
+        while (!session->outbox.empty() && session->held_fd < 0 && session->ws.is_open()) {
             auto text = std::move(session->outbox.front());
             session->outbox.pop_front();
             session->ws.text(true);
@@ -316,6 +318,7 @@ asio::awaitable<void> serve_connection(tcp::socket socket, std::shared_ptr<serve
                 if (target == "/_fake/silence") {
                     // Keep the TCP connection open with nobody behind it: no pongs, no FIN.
                     session->held_fd = ::dup(beast::get_lowest_layer(session->ws).socket().native_handle());
+                    srv.silenced.push_back(session);
                     boost::system::error_code ignored;
                     beast::get_lowest_layer(session->ws).socket().close(ignored);
                 } else {
