@@ -1,4 +1,6 @@
 // The Slack channel's I/O-free rules (serve.md §8, Amendments 14 and 18).
+#include <fiskai/config/config.hpp>
+#include <fiskai/serve/slack_channel.hpp>
 #include <fiskai/serve/slack_rules.hpp>
 
 #include <boost/json.hpp>
@@ -249,4 +251,36 @@ TEST_CASE("slack clicks: thread from container then message; foreign controls ig
     CHECK_FALSE(rules::parse_click(payload, why));
     CHECK(rules::resume_prompt("Proceed?", "Yes") == "The operator answered your earlier question \"Proceed?\": Yes.");
     CHECK(rules::answered_message("Q", "Yes", "U1").text == "Yes — answered by <@U1>");
+}
+
+TEST_CASE("slack options from expose.agent.slack: tokens from the environment only, the URL policy, the floor",
+          "[slack]") {
+    fiskai::config::slack_settings s;
+    s.app_token_env = "FISKAI_TEST_SLACK_APP";
+    s.bot_token_env = "FISKAI_TEST_SLACK_BOT";
+    ::unsetenv("FISKAI_TEST_SLACK_APP");
+    ::unsetenv("FISKAI_TEST_SLACK_BOT");
+    auto missing = fiskai::serve::slack_channel_options_from(s, "w", {});
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error() ==
+          "slack: environment variable FISKAI_TEST_SLACK_BOT is not set; export the bot token (xoxb-…)");
+    ::setenv("FISKAI_TEST_SLACK_BOT", "xoxb-1", 1);
+    CHECK(fiskai::serve::slack_channel_options_from(s, "w", {}).error() ==
+          "slack: environment variable FISKAI_TEST_SLACK_APP is not set; export the app-level token (xapp-…)");
+    ::setenv("FISKAI_TEST_SLACK_APP", "xapp-1", 1);
+    s.api_base_url = "http://slack.example.com/api";
+    auto refused = fiskai::serve::slack_channel_options_from(s, "w", {});
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().find("expose.agent.slack.api_base_url") != std::string::npos);
+    s.api_base_url = "http://127.0.0.1:9/api/";
+    s.question_timeout = std::chrono::seconds(5);
+    std::vector<std::string> warnings;
+    auto ok = fiskai::serve::slack_channel_options_from(
+        s, "w", [&](fiskai::gocompat::log_level, std::string_view m, fiskai::gocompat::log_fields) {
+            warnings.emplace_back(m);
+        });
+    REQUIRE(ok.has_value());
+    CHECK(ok->tokens.bot_token == "xoxb-1");
+    CHECK(ok->api_base_url == "http://127.0.0.1:9/api");
+    CHECK(warnings.size() == 1);
 }

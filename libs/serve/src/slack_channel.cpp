@@ -4,6 +4,8 @@
 #include <fiskai/serve/slack_rules.hpp>
 
 #include <fiskai/agent/agent.hpp>
+#include <fiskai/config/config.hpp>
+#include <fiskai/net/url.hpp>
 #include <fiskai/net/http_client.hpp>
 #include <fiskai/net/websocket.hpp>
 #include <fiskai/runstate/store.hpp>
@@ -46,6 +48,27 @@ boost::system::result<slack_tokens, std::string> slack_tokens_from_environment(s
             boost::system::in_place_error,
             fmt::format("slack: environment variable {} is not set; export the app-level token (xapp-…)", app_name)};
     return slack_tokens{app, bot};
+}
+
+boost::system::result<slack_channel_options, std::string> slack_channel_options_from(
+    const config::slack_settings& settings, std::string identity, gocompat::logger log) {
+    auto tokens = slack_tokens_from_environment(settings.app_token_env, settings.bot_token_env);
+    if (!tokens) return {boost::system::in_place_error, tokens.error()};
+    if (auto refused = net::check_url(settings.api_base_url, "expose.agent.slack.api_base_url", false))
+        return {boost::system::in_place_error, *refused};
+    slack_channel_options o;
+    o.identity = std::move(identity);
+    o.tokens = std::move(*tokens);
+    o.api_base_url = settings.api_base_url;
+    while (!o.api_base_url.empty() && o.api_base_url.back() == '/') o.api_base_url.pop_back();
+    o.channels = settings.channels;
+    o.approvers = settings.approvers;
+    o.max_admitted = static_cast<std::size_t>(std::max(1, settings.max_admitted));
+    o.question_timeout = settings.question_timeout;
+    if (settings.question_timeout < std::chrono::seconds(30))
+        log.warn("slack: expose.agent.slack.question_timeout is below 30s; using 30s");
+    o.log = std::move(log);
+    return o;
 }
 
 namespace {

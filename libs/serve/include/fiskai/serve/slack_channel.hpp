@@ -22,6 +22,10 @@
 #include <string_view>
 #include <vector>
 
+namespace fiskai::config {
+struct slack_settings;
+}  // namespace fiskai::config
+
 namespace fiskai::runstate {
 class store;
 }  // namespace fiskai::runstate
@@ -65,6 +69,12 @@ struct slack_channel_options {
     std::chrono::nanoseconds reconnect_backoff_max = std::chrono::seconds(30);
     std::chrono::nanoseconds call_timeout = std::chrono::seconds(30);
 };
+
+// The options from expose.agent.slack: tokens from the environment variables it names, the
+// API base URL under the URL policy (https, or http to loopback), question_timeout floored
+// at 30 s with a warning (Amendment 17). An error names the variable or the key and the fix.
+[[nodiscard]] boost::system::result<slack_channel_options, std::string> slack_channel_options_from(
+    const config::slack_settings& settings, std::string identity, gocompat::logger log);
 
 class slack_channel final : public channel, public releasable {
 public:
