@@ -64,9 +64,8 @@ boost::system::result<slack_channel_options, std::string> slack_channel_options_
     o.channels = settings.channels;
     o.approvers = settings.approvers;
     o.max_admitted = static_cast<std::size_t>(std::max(1, settings.max_admitted));
+    // libs/config already warned about a timeout under 30 s; the window floors it again.
     o.question_timeout = settings.question_timeout;
-    if (settings.question_timeout < std::chrono::seconds(30))
-        log.warn("slack: expose.agent.slack.question_timeout is below 30s; using 30s");
     o.log = std::move(log);
     return o;
 }

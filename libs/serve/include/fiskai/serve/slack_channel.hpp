@@ -71,8 +71,8 @@ struct slack_channel_options {
 };
 
 // The options from expose.agent.slack: tokens from the environment variables it names, the
-// API base URL under the URL policy (https, or http to loopback), question_timeout floored
-// at 30 s with a warning (Amendment 17). An error names the variable or the key and the fix.
+// API base URL under the URL policy (https, or http to loopback); question_timeout is floored
+// at 30 s by the question window (libs/config warns). An error names the variable or the key.
 [[nodiscard]] boost::system::result<slack_channel_options, std::string> slack_channel_options_from(
     const config::slack_settings& settings, std::string identity, gocompat::logger log);
 
