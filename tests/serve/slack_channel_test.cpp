@@ -64,11 +64,16 @@ json::object text_reply(std::string_view text) {
                                                {"stop_reason", "end_turn"}}}};
 }
 
-json::object tool_reply(std::string_view name) {
+json::object tool_reply(std::string_view name, json::object input = {}) {
     return json::object{
         {"reply", json::object{{"content", json::array{json::object{
-                                               {"type", "tool_use"}, {"name", name}, {"input", json::object{}}}}},
+                                               {"type", "tool_use"}, {"name", name}, {"input", std::move(input)}}}},
                                {"stop_reason", "tool_use"}}}};
+}
+
+json::object expect_then(std::string_view contains, std::string_view text) {
+    return json::object{{"expect", json::object{{"last_tool_result_contains", contains}}},
+                        {"reply", text_reply(text)["reply"]}};
 }
 
 json::object conversation(std::string_view name, std::string_view prompt, json::array steps) {
@@ -81,6 +86,21 @@ std::string script() {
                                        {"reply", text_reply("allowed as expected")["reply"]}};
     json::array conversations{
         conversation("guard", "GUARD", json::array{tool_reply("guarded"), expect_changed}),
+        conversation("confirm", "CONFIRM",
+                     json::array{tool_reply("ask_human_confirm", {{"question", "Sure?"}}),
+                                 expect_then("true", "confirmed as expected")}),
+        conversation("select", "SELECT",
+                     json::array{tool_reply("ask_human_select",
+                                            {{"question", "Which?"}, {"options", json::array{"red", "green", "blue"}}}),
+                                 expect_then("green", "picked green")}),
+        conversation("many", "MANY",
+                     json::array{tool_reply("ask_human_select",
+                                            {{"question", "Which one?"},
+                                             {"options", json::array{"o0", "o1", "o2", "o3", "o4", "o5", "o6"}}}),
+                                 expect_then("o3", "picked o3")}),
+        conversation(
+            "input", "INPUT",
+            json::array{tool_reply("ask_human_input", {{"question", "Your name?"}}), expect_then("Ada", "hello Ada")}),
         conversation("slow", "SLOW",
                      json::array{json::object{{"faults", json::array{json::object{{"delay_ms", 1500}}}},
                                               {"reply", text_reply("slow answer")["reply"]}}}),
@@ -111,6 +131,7 @@ struct slack_fixture {
         slack = std::make_unique<test::fake_slack_process>(FISKAI_FAKE_SLACK, std::move(fake_args));
         config::config cfg;
         cfg.llm.model = "claude-test";
+        cfg.harness.human_in_the_loop_enabled = true;
         llm::provider_config p;
         p.name = "anthropic";
         p.base_url = fmt::format("http://127.0.0.1:{}", llm->port());
@@ -449,4 +470,53 @@ TEST_CASE("slack: drain refuses new messages, marks queued turns Not started, an
     f.server.reset();
     // The socket closes last, once the running turn has reported.
     REQUIRE(f.pump_until([&] { return !f.ch->socket_open(); }));
+}
+
+TEST_CASE("slack: confirm, select (buttons and a drop-down) and input questions are answered in Slack", "[slack]") {
+    slack_fixture f([](serve::slack_channel_options& o) { o.question_timeout = 20s; });
+    std::optional<json::object> q;
+
+    const auto confirm = f.say("<@UBOT> CONFIRM it");
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(confirm)).has_value(); }));
+    f.click(q->at("ts").as_string(), 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(confirm, "confirmed as expected"); }));
+    CHECK(f.has_text(confirm, "Yes — answered by <@U1>"));
+
+    const auto select = f.say("<@UBOT> SELECT one");
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(select)).has_value(); }));
+    CHECK(q->at("blocks").as_array()[1].at("elements").as_array().size() == 3);
+    f.click(q->at("ts").as_string(), 1);
+    REQUIRE(f.pump_until([&] { return f.has_text(select, "picked green"); }));
+
+    const auto many = f.say("<@UBOT> MANY options");
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(many)).has_value(); }));
+    CHECK(q->at("blocks").as_array()[1].at("elements").as_array()[0].at("type") == "static_select");
+    f.control("/_fake/click", json::object{{"message_ts", q->at("ts")}, {"choice", 3}, {"user", "U1"}});
+    REQUIRE(f.pump_until([&] { return f.has_text(many, "picked o3"); }));
+
+    const auto input = f.say("<@UBOT> INPUT please");
+    REQUIRE(f.pump_until([&] { return f.has_text(input, "Your name?"); }));
+    // The next human message in the thread is the answer, not a new turn.
+    f.say("Ada", json::object{{"type", "message"}, {"thread_ts", input}});
+    REQUIRE(f.pump_until([&] { return f.has_text(input, "hello Ada"); }));
+    CHECK(f.count_text(std::string(rules::text::queued)) == 4);
+}
+
+TEST_CASE("slack: a confirm given up and clicked late resumes the conversation with the answer as a prompt",
+          "[slack]") {
+    slack_fixture f;  // a 600 ms window
+    const auto ts = f.say("<@UBOT> CONFIRM later");
+    std::optional<json::object> q;
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(ts)).has_value(); }));
+    REQUIRE(f.pump_until([&] {
+        auto latest = f.question_in(ts);
+        return latest && latest->at("blocks").as_array().size() == 3;
+    }));
+    REQUIRE(f.pump_until([&] {
+        return f.count_text(std::string(rules::text::queued)) == 1 &&
+               f.count_text(std::string(rules::text::working)) >= 1 && f.ch->open_questions() == 0;
+    }));
+    f.click(q->at("ts").as_string(), 0);
+    REQUIRE(f.pump_until([&] { return f.count_text(std::string(rules::text::queued)) == 2; }));
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "Yes — answered by <@U1>"); }));
 }
