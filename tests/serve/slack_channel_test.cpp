@@ -371,6 +371,30 @@ TEST_CASE("slack: an approval given up, then clicked late, resumes the conversat
     REQUIRE(f.pump_until([&] { return f.has_text(ts, "allowed as expected"); }));
     CHECK(f.guarded->ran == 1);
     CHECK(f.has_text(ts, "Allow once — answered by <@U1>"));
+    // A second click on a decided approval only edits the message.
+    f.control("/_fake/click",
+              json::object{{"message_ts", q->at("ts")}, {"action_index", 2}, {"user", "U1"}, {"stale", true}});
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "already decided — answered by <@U1>"); }));
+    f.pump_for(300ms);
+    CHECK(f.guarded->ran == 1);
+    CHECK(f.count_text(std::string(rules::text::queued)) == 2);
+}
+
+TEST_CASE("slack: a mention inside a thread the worker does not hold brings the thread's earlier messages", "[slack]") {
+    slack_fixture f;
+    const auto top = f.say("we need the quarterly numbers", json::object{{"type", "message"}, {"user", "U7"}});
+    f.say("CONTEXT-LINE from U8", json::object{{"type", "message"}, {"user", "U8"}, {"thread_ts", top}});
+    f.say("<@UBOT> can you help?", json::object{{"thread_ts", top}});
+    REQUIRE(f.pump_until([&] { return f.has_text(top, "first *answer*"); }));
+    // The model saw the context block (the fake LLM logs each request).
+    net::http_request req;
+    req.method = "GET";
+    req.url = fmt::format("http://127.0.0.1:{}/_fake/requests", f.llm->port());
+    auto res = test::run_on(f.h->ioc, f.h->client.send(std::move(req), std::chrono::steady_clock::now() + 5s), 10s);
+    REQUIRE(res.has_value());
+    CHECK(res->body.find("<@U7>: we need the quarterly numbers") != std::string::npos);
+    CHECK(res->body.find("<@U8>: CONTEXT-LINE from U8") != std::string::npos);
+    CHECK(res->body.find("<context>") != std::string::npos);
 }
 
 TEST_CASE("slack: a click racing the window's end is delivered or given up, never both", "[slack]") {

@@ -491,7 +491,11 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
             co_return;
         }
         if (q && q->slot.resolve(a2a_rules::question_slot::verdict::answer) != a2a_rules::question_slot::effect::late) {
-            co_return;  // a second late click: the first already resumed the conversation
+            // Amendment 14: the decision was taken (delivered, or a first late click resumed
+            // the conversation); the message only says so.
+            auto m = rules::answered_message(c.question_text, rules::text::already_decided, c.user);
+            edit(c.channel, c.message_ts, m.text, m.blocks);
+            co_return;
         }
         // A late click (given up, or unknown after a restart): a resume turn. The session comes
         // from where the click happened, never from the value.

@@ -126,7 +126,8 @@ web_reply slack_state::call(std::string_view method, std::string_view token, con
         }
         message* target = nullptr;
         if (method == "chat.postMessage") {
-            messages_.push_back(message{channel, next_ts(), str(args, "thread_ts"), text, bot_user, bot_id, blocks});
+            messages_.push_back(
+                message{channel, next_ts(), str(args, "thread_ts"), text, bot_user, bot_id, blocks, blocks});
             target = &messages_.back();
         } else {
             target = find(channel, str(args, "ts"));
@@ -215,8 +216,11 @@ json::object slack_state::click_envelope(const json::object& control, std::strin
     }
     // Controls in order over every actions block; a static_select counts as one control.
     std::vector<std::pair<const json::object*, std::string>> controls;  // element, block_id
-    if (m->blocks.is_array()) {
-        for (const auto& block : m->blocks.get_array()) {
+    // stale: the click comes from a client still showing the message as first posted.
+    const auto* stale = control.if_contains("stale");
+    const auto& shown = stale != nullptr && stale->is_bool() && stale->get_bool() ? m->first_blocks : m->blocks;
+    if (shown.is_array()) {
+        for (const auto& block : shown.get_array()) {
             const auto& b = block.as_object();
             if (str(b, "type") != "actions") continue;
             const auto* elements = b.if_contains("elements");

@@ -16,7 +16,8 @@ namespace fiskai::fake_slack {
 
 struct message {
     std::string channel, ts, thread_ts, text, user, bot_id;
-    boost::json::value blocks;  // array or null
+    boost::json::value blocks;        // array or null
+    boost::json::value first_blocks;  // as posted: a stale client still shows these
 };
 
 struct web_reply {
