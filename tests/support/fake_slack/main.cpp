@@ -440,5 +440,8 @@ int main(int argc, char** argv) {
     asio::co_spawn(ioc, accept_loop(acceptor, srv), asio::detached);
     asio::co_spawn(ioc, resend_loop(srv), asio::detached);
     ioc.run();
+    // Sessions hold timers: they go before the io_context that owns the timer service.
+    srv->silenced.clear();
+    srv->current.reset();
     return 0;
 }
