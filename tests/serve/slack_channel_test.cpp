@@ -272,7 +272,7 @@ struct slack_fixture {
 
 }  // namespace
 
-TEST_CASE("slack: a mention is queued, worked on and answered in its thread; the status ends Done", "[slack]") {
+TEST_CASE("slack: a mention is queued, worked on and answered in its thread, the status ends Done", "[slack]") {
     slack_fixture f;
     const auto ts = f.say("<@UBOT> hello there");
     REQUIRE(f.pump_until([&] { return f.has_text(ts, std::string(rules::text::done)); }));
@@ -319,7 +319,7 @@ TEST_CASE("slack: a direct message is a turn", "[slack]") {
     REQUIRE(f.pump_until([&] { return f.has_text(ts, "first *answer*"); }));
 }
 
-TEST_CASE("slack: an approval is a message with buttons; the click is delivered and the call runs", "[slack]") {
+TEST_CASE("slack: an approval is a message with buttons, the click is delivered and the call runs", "[slack]") {
     slack_fixture f([](serve::slack_channel_options& o) { o.question_timeout = 20s; });
     const auto ts = f.say("<@UBOT> GUARD please");
     std::optional<json::object> q;
@@ -432,7 +432,7 @@ TEST_CASE("slack: a duplicated envelope and an envelope never acked each make on
     CHECK(f.count_text(std::string(rules::text::queued)) == 2);
 }
 
-TEST_CASE("slack: disconnects with refresh_requested and warning reconnect; link_disabled is a fault", "[slack]") {
+TEST_CASE("slack: disconnects with refresh_requested and warning reconnect, link_disabled is a fault", "[slack]") {
     slack_fixture f;
     for (const auto* reason : {"refresh_requested", "warning"}) {
         const auto before = f.ch->connections();
@@ -467,7 +467,7 @@ TEST_CASE("slack: 429 on chat.update is retried after Retry-After", "[slack]") {
     CHECK(f.logged("slack: rate limited"));
 }
 
-TEST_CASE("slack: the bot's own message and an empty mention make no turn; a 100 KB message does", "[slack]") {
+TEST_CASE("slack: the bot's own message and an empty mention make no turn, a 100 KB message does", "[slack]") {
     slack_fixture f;
     const auto own = f.say("<@UBOT> me", json::object{{"user", "UBOT"}, {"bot_id", "B1"}});
     const auto empty = f.say("<@UBOT>   ");

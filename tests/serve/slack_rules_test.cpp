@@ -50,7 +50,7 @@ TEST_CASE("slack dedupe: ids seen once within their ttl, bounded", "[slack]") {
     CHECK(seen.first_time("", t0));
 }
 
-TEST_CASE("slack intake: mentions, DMs, thread replies; the bot, subtypes and empty text ignored", "[slack]") {
+TEST_CASE("slack intake: mentions, DMs, thread replies, the bot, subtypes and empty text ignored", "[slack]") {
     std::string why;
     auto m = rules::classify_event(
         event_payload(
@@ -176,7 +176,7 @@ TEST_CASE("slack status texts per outcome", "[slack]") {
     CHECK(rules::status_for(d) == rules::text::waiting);
 }
 
-TEST_CASE("slack action values round-trip; foreign values refused", "[slack]") {
+TEST_CASE("slack action values round-trip, foreign values refused", "[slack]") {
     rules::action_value v{"q1", "approval", "once", "call-1"};
     CHECK(rules::encode_value(v) == R"({"v":1,"q":"q1","k":"approval","c":"once","call":"call-1"})");
     CHECK(rules::decode_value(rules::encode_value(v)) == v);
@@ -221,7 +221,7 @@ TEST_CASE("slack question blocks per kind, within Slack's limits", "[slack]") {
     CHECK(rules::decode_value(buttons[2].at("value").as_string())->call_id == "call-9");
 }
 
-TEST_CASE("slack clicks: thread from container then message; foreign controls ignored", "[slack]") {
+TEST_CASE("slack clicks: thread from container then message, foreign controls ignored", "[slack]") {
     rules::action_value v{"q1", "confirm", "yes", "c1"};
     json::object payload{
         {"type", "block_actions"},
