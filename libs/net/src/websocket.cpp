@@ -32,6 +32,8 @@ struct websocket::impl {
     std::optional<ws::stream<detail::tls_stream>> tls;
     std::string authority;
     bool open = false;
+    // Any frame, control frames included: a pong is how a silent socket proves it is alive.
+    clock::time_point last_received{};
     beast::flat_buffer buffer;
     // Writes wait here in call order; Beast allows one write of each kind at a time.
     bool writing = false;
@@ -103,6 +105,14 @@ websocket& websocket::operator=(websocket&& other) noexcept {
     return *this;
 }
 
+std::chrono::steady_clock::time_point websocket::last_received() const {
+    return impl_ ? impl_->last_received : clock::time_point{};
+}
+
+void websocket::abort() {
+    if (impl_) impl_->shut();
+}
+
 bool websocket::is_open() const {
     if (!impl_ || !impl_->open) return false;
     return impl_->plain ? impl_->plain->is_open() : impl_->tls->is_open();
@@ -156,6 +166,14 @@ asio::awaitable<http_result<websocket>> connect_websocket(std::string url, clock
     // From here each call carries its own deadline; the stream's own timer stays off.
     state->lowest().expires_never();
     state->open = true;
+    state->last_received = clock::now();
+    auto* raw = state.get();  // the stream is the impl's member: it never outlives it
+    auto mark = [raw](ws::frame_type, beast::string_view) { raw->last_received = clock::now(); };
+    if (state->plain) {
+        state->plain->control_callback(mark);
+    } else {
+        state->tls->control_callback(mark);
+    }
     co_return websocket(std::move(state));
 }
 
@@ -200,6 +218,7 @@ asio::awaitable<http_result<websocket_message>> read_message(websocket::impl& s,
         if (!was_open) co_return s.closed_here();
         co_return http_error{kind::closed, fmt::format("reading from {}: {}", s.authority, ec.message())};
     }
+    s.last_received = clock::now();
     websocket_message message;
     message.data = beast::buffers_to_string(s.buffer.data());
     message.text = s.plain ? s.plain->got_text() : s.tls->got_text();

@@ -67,6 +67,12 @@ public:
     // The close handshake (code 1000), then the socket is closed.
     [[nodiscard]] boost::asio::awaitable<http_result<void>> close(std::chrono::steady_clock::time_point deadline);
 
+    // When the last frame of any kind arrived (a message, a ping, a pong): a socket that
+    // answers no ping for a while is dead even though it is open.
+    [[nodiscard]] std::chrono::steady_clock::time_point last_received() const;
+    // Closes the socket now, no handshake; a read waiting on it fails.
+    void abort();
+
     // False once the connection failed or was closed.
     [[nodiscard]] bool is_open() const;
 

@@ -1,0 +1,830 @@
+#include <fiskai/serve/a2a_rules.hpp>
+#include <fiskai/serve/session_ids.hpp>
+#include <fiskai/serve/slack_channel.hpp>
+#include <fiskai/serve/slack_rules.hpp>
+
+#include <fiskai/agent/agent.hpp>
+#include <fiskai/config/config.hpp>
+#include <fiskai/net/url.hpp>
+#include <fiskai/net/http_client.hpp>
+#include <fiskai/net/websocket.hpp>
+#include <fiskai/runstate/store.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+
+namespace fiskai::serve {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace rules = slack_rules;
+using steady_clock = std::chrono::steady_clock;
+using rules::human_message;
+
+boost::system::result<slack_tokens, std::string> slack_tokens_from_environment(std::string_view app_token_env,
+                                                                               std::string_view bot_token_env) {
+    const std::string app_name(app_token_env), bot_name(bot_token_env);
+    const char* bot = std::getenv(bot_name.c_str());
+    if (bot == nullptr || *bot == '\0')
+        return {boost::system::in_place_error,
+                fmt::format("slack: environment variable {} is not set; export the bot token (xoxb-…)", bot_name)};
+    const char* app = std::getenv(app_name.c_str());
+    if (app == nullptr || *app == '\0')
+        return {
+            boost::system::in_place_error,
+            fmt::format("slack: environment variable {} is not set; export the app-level token (xapp-…)", app_name)};
+    return slack_tokens{app, bot};
+}
+
+boost::system::result<slack_channel_options, std::string> slack_channel_options_from(
+    const config::slack_settings& settings, std::string identity, gocompat::logger log) {
+    auto tokens = slack_tokens_from_environment(settings.app_token_env, settings.bot_token_env);
+    if (!tokens) return {boost::system::in_place_error, tokens.error()};
+    if (auto refused = net::check_url(settings.api_base_url, "expose.agent.slack.api_base_url", false))
+        return {boost::system::in_place_error, *refused};
+    slack_channel_options o;
+    o.identity = std::move(identity);
+    o.tokens = std::move(*tokens);
+    o.api_base_url = settings.api_base_url;
+    while (!o.api_base_url.empty() && o.api_base_url.back() == '/') o.api_base_url.pop_back();
+    o.channels = settings.channels;
+    o.approvers = settings.approvers;
+    o.max_admitted = static_cast<std::size_t>(std::max(1, settings.max_admitted));
+    // libs/config already warned about a timeout under 30 s; the window floors it again.
+    o.question_timeout = settings.question_timeout;
+    o.log = std::move(log);
+    return o;
+}
+
+namespace {
+
+steady_clock::duration to_steady(std::chrono::nanoseconds d) {
+    return std::chrono::duration_cast<steady_clock::duration>(d);
+}
+
+// Wakes a waiting coroutine: a timer set to the far future, cancelled to wake.
+asio::awaitable<void> wait_on(asio::steady_timer& t, steady_clock::time_point until) {
+    t.expires_at(until);
+    boost::system::error_code ec;
+    co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+std::string form_encode(std::string_view s) {
+    std::string out;
+    for (const unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+            out += static_cast<char>(c);
+        else
+            out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+std::string new_question_id() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+}  // namespace
+
+class slack_turn;
+
+// One admitted turn, waiting for its thread and a slot.
+struct queued_turn {
+    human_message msg;
+    std::string session_id;
+    std::string status_ts;  // the status message, once posted
+    bool resume = false;
+    std::string resume_prompt;                                      // confirm/select answered late
+    std::optional<std::pair<std::string, toolkit::approval>> held;  // approval answered late: call id, choice
+    std::string label;
+};
+
+struct open_question {
+    std::string id, session_id, thread_key, call_id, kind, channel, message_ts;
+    std::vector<std::string> options;
+    json::value blocks;
+    std::string question_text;
+    a2a_rules::question_slot slot;
+    asio::steady_timer* waiter = nullptr;
+    // The delivered answer.
+    rules::action_value value;
+    std::string input_text;
+};
+
+struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
+    asio::any_io_executor executor;
+    std::shared_ptr<runstate::store> sessions;
+    slack_channel_options options;
+    net::http_client http;
+    rules::self_identity me;
+    rules::seen_ids seen_envelopes, seen_events;
+
+    std::optional<net::websocket> socket;
+    std::size_t connections = 0;
+    std::exception_ptr fault;
+    bool socket_done = false;
+
+    std::deque<std::shared_ptr<queued_turn>> queue;  // admitted, not handed out
+    std::map<std::string, std::size_t> thread_load;  // session → turns admitted or running here
+    std::set<std::string> running;                   // sessions with a turn handed out
+    std::size_t handed_out = 0;                      // works handed out, not yet reported
+    std::map<std::string, std::shared_ptr<open_question>> questions;
+    std::size_t intake_inflight = 0, posts_inflight = 0;
+    bool released = false, ended = false;
+    asio::steady_timer wake;  // next() and release() wait here
+
+    impl(asio::any_io_executor ex, std::shared_ptr<runstate::store> s, slack_channel_options o)
+        : executor(ex),
+          sessions(std::move(s)),
+          options(std::move(o)),
+          http(ex),
+          wake(ex, steady_clock::time_point::max()) {}
+
+    void notify() { wake.cancel(); }
+
+    // ---- Web API (§8.1, Amendment 18) ----
+    asio::awaitable<boost::system::result<json::object, std::string>> call(std::string method, json::object args) {
+        const bool app = method == "apps.connections.open";
+        const bool write = method == "chat.postMessage" || method == "chat.update";
+        net::http_request req;
+        req.url = fmt::format("{}/{}", options.api_base_url, method);
+        req.headers.emplace_back("Authorization",
+                                 fmt::format("Bearer {}", app ? options.tokens.app_token : options.tokens.bot_token));
+        if (write) {
+            req.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
+            req.body = json::serialize(args);
+        } else {
+            req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+            for (const auto& [k, v] : args) {
+                if (!req.body.empty()) req.body += '&';
+                const std::string value = v.is_string() ? std::string(v.get_string()) : json::serialize(v);
+                req.body += fmt::format("{}={}", form_encode(k), form_encode(value));
+            }
+        }
+        for (int attempt = 0;; ++attempt) {
+            const auto deadline = steady_clock::now() + to_steady(options.call_timeout);
+            auto copy = req;
+            auto res = co_await http.send(std::move(copy), deadline);
+            if (!res) co_return fmt::format("slack {}: {}", method, res.error().message);
+            if (res->status == 429 && attempt < 3) {
+                int seconds = 1;
+                if (auto h = res->header("Retry-After")) {
+                    try {
+                        seconds = std::clamp(std::stoi(std::string(*h)), 0, 60);
+                    } catch (const std::exception&) {}
+                }
+                options.log.warn("slack: rate limited", {{"method", method}, {"retry_after", std::to_string(seconds)}});
+                asio::steady_timer t(executor, std::chrono::seconds(seconds));
+                boost::system::error_code ec;
+                co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                continue;
+            }
+            boost::system::error_code ec;
+            auto body = json::parse(res->body, ec);
+            if (ec || !body.is_object())
+                co_return fmt::format("slack {}: HTTP {} with a body that is not a JSON object", method, res->status);
+            auto& o = body.as_object();
+            if (const auto* ok = o.if_contains("ok"); ok == nullptr || !ok->is_bool() || !ok->get_bool()) {
+                const auto* err = o.if_contains("error");
+                co_return fmt::format("slack {}: {}", method,
+                                      err != nullptr && err->is_string() ? std::string(err->get_string())
+                                                                         : fmt::format("HTTP {}", res->status));
+            }
+            co_return std::move(o);
+        }
+    }
+
+    // Fire-and-forget posts are counted so release() can wait for them (§8.7 step 4).
+    void post_detached(std::string method, json::object args) {
+        ++posts_inflight;
+        auto self = shared_from_this();
+        asio::co_spawn(
+            executor,
+            [self, method = std::move(method), args = std::move(args)]() mutable -> asio::awaitable<void> {
+                auto r = co_await self->call(method, std::move(args));
+                if (!r) self->options.log.warn("slack: a post failed", {{"error", r.error()}});
+                --self->posts_inflight;
+                self->notify();
+            },
+            asio::detached);
+    }
+
+    // ---- Socket Mode ----
+    asio::awaitable<void> connect_once() {
+        auto opened = co_await call("apps.connections.open", {});
+        if (!opened) throw slack_error(opened.error());
+        const auto* url = opened->if_contains("url");
+        if (url == nullptr || !url->is_string()) throw slack_error("slack apps.connections.open: no url in the answer");
+        net::websocket_options wo;
+        wo.ca_file = options.ca_file;
+        const auto deadline = steady_clock::now() + to_steady(options.hello_timeout);
+        auto ws = co_await net::websocket::connect(std::string(url->get_string()), deadline, wo);
+        if (!ws) throw slack_error(fmt::format("slack: Socket Mode: {}", ws.error().message));
+        auto hello = co_await ws->read(deadline);
+        if (!hello) throw slack_error(fmt::format("slack: Socket Mode: no hello: {}", hello.error().message));
+        auto f = rules::parse_frame(hello->data);
+        if (!f || f->what != rules::frame::kind::hello)
+            throw slack_error(fmt::format("slack: Socket Mode: expected hello, got {}", hello->data.substr(0, 200)));
+        socket.emplace(std::move(*ws));
+        ++connections;
+    }
+
+    asio::awaitable<void> start() {
+        auto who = co_await call("auth.test", {});
+        if (!who) throw slack_error(who.error());
+        auto field = [&](std::string_view k) {
+            const auto* v = who->if_contains(k);
+            return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+        };
+        me = {field("user_id"), field("bot_id"), field("team_id")};
+        co_await connect_once();
+        auto self = shared_from_this();
+        asio::co_spawn(executor, socket_loop(self), asio::detached);
+        asio::co_spawn(executor, watchdog(self), asio::detached);
+    }
+
+    // A socket that answers no ping within ping_interval + pong_timeout is dead: close it,
+    // and the reader reconnects.
+    static asio::awaitable<void> watchdog(std::shared_ptr<impl> self) {
+        asio::steady_timer t(self->executor);
+        while (!self->socket_done) {
+            t.expires_after(to_steady(self->options.ping_interval));
+            boost::system::error_code ec;
+            co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (self->socket_done || !self->socket || !self->socket->is_open()) continue;
+            const auto silent = steady_clock::now() - self->socket->last_received();
+            if (silent > to_steady(self->options.ping_interval + self->options.pong_timeout)) {
+                self->options.log.warn("slack: the socket answered no ping; reconnecting");
+                self->socket->abort();
+                continue;
+            }
+            auto* ws = &*self->socket;
+            const auto deadline = steady_clock::now() + to_steady(self->options.pong_timeout);
+            auto sent = co_await ws->ping("fiskai", deadline);
+            if (!sent) self->options.log.debug("slack: ping failed", {{"error", sent.error().message}});
+        }
+    }
+
+    static asio::awaitable<void> socket_loop(std::shared_ptr<impl> self) {
+        int failures = 0;
+        auto backoff = to_steady(self->options.reconnect_backoff);
+        while (!self->socket_done) {
+            if (!self->socket || !self->socket->is_open()) {
+                std::optional<std::string> failed;
+                try {
+                    co_await self->connect_once();
+                    failures = 0;
+                    backoff = to_steady(self->options.reconnect_backoff);
+                } catch (const slack_error& e) {
+                    failed = e.what();
+                }
+                if (failed) {
+                    if (self->socket_done) break;
+                    if (++failures >= 10) {
+                        self->set_fault(fmt::format("{} (10 reconnects failed)", *failed));
+                        co_return;
+                    }
+                    self->options.log.warn("slack: reconnect failed", {{"error", *failed}});
+                    asio::steady_timer t(self->executor, backoff);
+                    boost::system::error_code ec;
+                    co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                    backoff = std::min(backoff * 2, to_steady(self->options.reconnect_backoff_max));
+                    continue;
+                }
+            }
+            auto* ws = &*self->socket;
+            auto msg = co_await ws->read(steady_clock::time_point::max());
+            if (self->socket_done) break;
+            if (!msg) {
+                self->options.log.info("slack: socket lost; reconnecting", {{"error", msg.error().message}});
+                self->socket.reset();
+                continue;
+            }
+            auto f = rules::parse_frame(msg->data);
+            if (!f) continue;
+            if (f->what == rules::frame::kind::disconnect) {
+                if (rules::fatal_disconnect(f->reason)) {
+                    self->set_fault(fmt::format("slack: Socket Mode disconnected: {}", f->reason));
+                    co_return;
+                }
+                self->options.log.info("slack: disconnect; reconnecting", {{"reason", f->reason}});
+                self->socket->abort();
+                self->socket.reset();
+                continue;
+            }
+            if (f->what != rules::frame::kind::envelope) continue;
+            // Ack at once, before any admission (§8.1).
+            auto ack = rules::ack_text(f->envelope_id);
+            const auto deadline = steady_clock::now() + std::chrono::seconds(2);
+            auto acked = co_await ws->send_text(std::move(ack), deadline);
+            if (!acked) self->options.log.warn("slack: ack failed", {{"error", acked.error().message}});
+            const auto now = steady_clock::now();
+            if (!self->seen_envelopes.first_time(f->envelope_id, now)) continue;
+            if (f->type == "events_api") {
+                const auto* id = f->payload.if_contains("event_id");
+                if (id != nullptr && id->is_string() &&
+                    !self->seen_events.first_time(std::string(id->get_string()), now))
+                    continue;
+                asio::co_spawn(self->executor, on_event(self, std::move(f->payload)), asio::detached);
+            } else if (f->type == "interactive") {
+                asio::co_spawn(self->executor, on_click(self, std::move(f->payload)), asio::detached);
+            }
+        }
+        if (self->socket) {
+            auto* ws = &*self->socket;
+            const auto deadline = steady_clock::now() + std::chrono::seconds(2);
+            co_await ws->close(deadline);
+        }
+    }
+
+    void set_fault(std::string what) {
+        options.log.error("slack: channel failed", {{"error", what}});
+        fault = std::make_exception_ptr(slack_error(std::move(what)));
+        socket_done = true;
+        if (socket) socket->abort();
+        notify();
+    }
+
+    void close_socket_if_done() {
+        if (ended && handed_out == 0 && !socket_done) {
+            socket_done = true;
+            if (socket) socket->abort();
+        }
+    }
+
+    // ---- Intake (§8.2) ----
+    static asio::awaitable<void> on_event(std::shared_ptr<impl> self, json::object payload) {
+        std::string why;
+        auto m = rules::classify_event(payload, self->me, self->options.channels, why);
+        if (!m) {
+            self->options.log.debug("slack: ignoring an event", {{"why", why}});
+            co_return;
+        }
+        ++self->intake_inflight;
+        co_await self->intake(std::move(*m));
+        --self->intake_inflight;
+        self->notify();
+    }
+
+    void reply_in_thread(const human_message& m, std::string_view text) {
+        post_detached("chat.postMessage",
+                      json::object{{"channel", m.channel}, {"thread_ts", m.thread_ts}, {"text", text}});
+    }
+
+    asio::awaitable<void> intake(human_message m) {
+        const auto session = slack_session_id(options.identity, m.team, m.channel, m.thread_ts);
+        if (m.what == human_message::kind::thread_reply) {
+            // The answer to an open input question of this thread.
+            for (auto& [id, q] : questions) {
+                if (q->session_id == session && q->kind == "input" &&
+                    q->slot.current() == a2a_rules::question_slot::state::open) {
+                    if (q->slot.resolve(a2a_rules::question_slot::verdict::answer) ==
+                        a2a_rules::question_slot::effect::delivered) {
+                        q->input_text = m.prompt;
+                        if (q->waiter != nullptr) q->waiter->cancel();
+                    }
+                    co_return;
+                }
+            }
+            // Amendment 14: a turn when a turn of the thread is here, or the store holds it.
+            bool ours = thread_load.contains(session);
+            if (!ours && sessions) {
+                auto found = co_await sessions->exists(session);
+                ours = found && *found;
+            }
+            if (!ours) co_return;
+        }
+        if (released) {
+            reply_in_thread(m, rules::text::restarting);
+            co_return;
+        }
+        if (queue.size() >= options.max_admitted) {
+            reply_in_thread(m, rules::busy_text(queue.size()));
+            co_return;
+        }
+        auto t = std::make_shared<queued_turn>();
+        t->msg = std::move(m);
+        t->session_id = session;
+        t->label = fmt::format("slack message {} in {} from {}", t->msg.ts, t->msg.channel, t->msg.user);
+        co_await admit(t);
+    }
+
+    asio::awaitable<void> admit(std::shared_ptr<queued_turn> t) {
+        ++thread_load[t->session_id];
+        queue.push_back(t);
+        notify();
+        auto args =
+            json::object{{"channel", t->msg.channel}, {"thread_ts", t->msg.thread_ts}, {"text", rules::text::queued}};
+        auto posted = co_await call("chat.postMessage", std::move(args));
+        if (!posted) {
+            options.log.warn("slack: could not post the status", {{"error", posted.error()}});
+        } else if (const auto* ts = posted->if_contains("ts"); ts != nullptr && ts->is_string()) {
+            t->status_ts = std::string(ts->get_string());
+        }
+    }
+
+    // ---- Clicks (§8.4) ----
+    static asio::awaitable<void> on_click(std::shared_ptr<impl> self, json::object payload) {
+        std::string why;
+        auto c = rules::parse_click(payload, why);
+        if (!c) {
+            self->options.log.debug("slack: ignoring an interaction", {{"why", why}});
+            co_return;
+        }
+        ++self->intake_inflight;
+        co_await self->click_arrived(std::move(*c));
+        --self->intake_inflight;
+        self->notify();
+    }
+
+    void edit(const std::string& channel, const std::string& ts, std::string text, json::value blocks) {
+        json::object args{{"channel", channel}, {"ts", ts}, {"text", std::move(text)}};
+        if (!blocks.is_null()) args["blocks"] = std::move(blocks);
+        post_detached("chat.update", std::move(args));
+    }
+
+    asio::awaitable<void> click_arrived(rules::click c) {
+        const auto& v = c.value;
+        if (v.kind == "approval" && !options.approvers.empty() &&
+            std::find(options.approvers.begin(), options.approvers.end(), c.user) == options.approvers.end()) {
+            options.log.warn(
+                fmt::format("slack: ignoring approval click by {}: not in expose.agent.slack.approvers", c.user));
+            co_return;
+        }
+        auto it = questions.find(v.question_id);
+        std::shared_ptr<open_question> q = it == questions.end() ? nullptr : it->second;
+        if (q && q->slot.current() == a2a_rules::question_slot::state::open) {
+            // The one transition: delivered here, or given up by the window, never both.
+            if (q->slot.resolve(a2a_rules::question_slot::verdict::answer) ==
+                a2a_rules::question_slot::effect::delivered) {
+                q->value = v;
+                if (q->waiter != nullptr) q->waiter->cancel();
+                const auto label = rules::choice_label(v, q->options);
+                auto m = rules::answered_message(q->question_text, label, c.user);
+                edit(c.channel, c.message_ts, m.text, m.blocks);
+            }
+            co_return;
+        }
+        if (released) {
+            // Controls kept: the person clicks again once the worker is back.
+            edit(c.channel, c.message_ts, std::string(rules::text::restarting_click),
+                 json::array{
+                     json::object{{"type", "section"}, {"text", {{"type", "mrkdwn"}, {"text", c.question_text}}}},
+                     json::object{{"type", "context"},
+                                  {"elements", json::array{json::object{{"type", "mrkdwn"},
+                                                                        {"text", rules::text::restarting_click}}}}}});
+            co_return;
+        }
+        if (q && q->slot.resolve(a2a_rules::question_slot::verdict::answer) != a2a_rules::question_slot::effect::late) {
+            // Amendment 14: the decision was taken (delivered, or a first late click resumed
+            // the conversation); the message only says so.
+            auto m = rules::answered_message(c.question_text, rules::text::already_decided, c.user);
+            edit(c.channel, c.message_ts, m.text, m.blocks);
+            co_return;
+        }
+        // A late click (given up, or unknown after a restart): a resume turn. The session comes
+        // from where the click happened, never from the value.
+        const auto session = slack_session_id(options.identity, c.team, c.channel, c.thread_ts);
+        bool exists = false;
+        if (sessions) {
+            auto found = co_await sessions->exists(session);
+            exists = found && *found;
+        }
+        if (!exists) {
+            options.log.warn("slack: ignoring a click for a conversation this worker does not hold",
+                             {{"session", session}});
+            co_return;
+        }
+        auto t = std::make_shared<queued_turn>();
+        t->msg.team = c.team;
+        t->msg.channel = c.channel;
+        t->msg.thread_ts = c.thread_ts;
+        t->msg.user = c.user;
+        t->msg.ts = c.message_ts;
+        t->session_id = session;
+        t->resume = true;
+        t->label = fmt::format("slack click on {} in {} by {}", c.message_ts, c.channel, c.user);
+        if (v.kind == "approval") {
+            auto choice = rules::approval_choice(v.choice);
+            if (!choice) co_return;
+            t->held.emplace(v.call_id, *choice);
+        } else {
+            t->resume_prompt = rules::resume_prompt(c.question_text, c.choice_text);
+        }
+        auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
+        edit(c.channel, c.message_ts, m.text, m.blocks);
+        co_await admit(t);
+    }
+
+    asio::awaitable<std::unique_ptr<work>> next();
+    asio::awaitable<std::unique_ptr<work>> drain_and_end();
+};
+
+// One turn handed out: the work, its prompter and its event sink.
+class slack_turn final : public work, public agent::event_sink, public toolkit::prompter {
+public:
+    slack_turn(std::shared_ptr<slack_channel::impl> ch, std::shared_ptr<queued_turn> t)
+        : channel_(std::move(ch)), turn_(std::move(t)), status_timer_(channel_->executor) {
+        session_id = turn_->session_id;
+        label = turn_->label;
+        from.name = turn_->msg.user;
+        work::prompter = static_cast<toolkit::prompter*>(this);
+    }
+
+    run_hooks run_context() override {
+        set_status(std::string(rules::text::working));
+        return run_hooks{this, nullptr};
+    }
+
+    asio::awaitable<void> done(outcome o) override {
+        auto ch = channel_;
+        // The status writer finishes first so the final status is the last edit.
+        final_ = true;
+        status_timer_.cancel();
+        while (status_busy_) {
+            asio::steady_timer t(ch->executor, std::chrono::milliseconds(10));
+            boost::system::error_code ec;
+            co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (!o.text.empty()) {
+            for (auto& part : rules::split_answer(rules::to_mrkdwn(o.text))) {
+                json::object args{{"channel", turn_->msg.channel}, {"thread_ts", turn_->msg.thread_ts}, {"text", part}};
+                auto r = co_await ch->call("chat.postMessage", std::move(args));
+                if (!r) ch->options.log.warn("slack: could not post the answer", {{"error", r.error()}});
+            }
+        }
+        if (!turn_->status_ts.empty()) {
+            // A gate that gave up on its question suspends the run: the question is still answerable.
+            auto status =
+                gave_up_ && o.reason == "suspended" ? std::string(rules::text::waiting) : rules::status_for(o);
+            json::object args{{"channel", turn_->msg.channel}, {"ts", turn_->status_ts}, {"text", std::move(status)}};
+            auto r = co_await ch->call("chat.update", std::move(args));
+            if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
+        }
+        ch->running.erase(turn_->session_id);
+        if (auto it = ch->thread_load.find(turn_->session_id); it != ch->thread_load.end() && --it->second == 0)
+            ch->thread_load.erase(it);
+        --ch->handed_out;
+        ch->notify();
+        ch->close_socket_if_done();
+    }
+
+    // ---- event_sink (§8.3) ----
+    void status(std::int64_t iteration, std::string_view phase, const llm::usage&) override {
+        if (phase == "calling-llm") set_status(fmt::format(":gear: Calling the model (step {})", iteration));
+    }
+    void tool_call(const agent::tool_call_trace& trace) override {
+        set_status(fmt::format(":gear: Running `{}`", rules::escape(a2a_rules::sanitize(trace.display, 200))));
+    }
+
+    // ---- prompter (§8.4) ----
+    [[nodiscard]] bool can_prompt() const override { return true; }
+
+    asio::awaitable<toolkit::approval_reply> approve(toolkit::approval_request request) override {
+        toolkit::approval_reply r;
+        if (turn_->held && turn_->held->first == request.call_id) {
+            r.status = toolkit::reply_status::answered;
+            r.choice = turn_->held->second;
+            turn_->held.reset();
+            co_return r;
+        }
+        const auto id = new_question_id();
+        auto m = rules::approval_message(request, id);
+        auto q = std::make_shared<open_question>();
+        q->kind = "approval";
+        q->call_id = request.call_id;
+        auto st = co_await ask_and_wait(id, std::move(m), q);
+        r.question_id = id;
+        r.status = st;
+        if (st == toolkit::reply_status::answered)
+            r.choice = rules::approval_choice(q->value.choice).value_or(toolkit::approval::deny);
+        co_return r;
+    }
+
+    asio::awaitable<toolkit::question_reply> ask(toolkit::question question) override {
+        toolkit::question_reply r;
+        const auto id = new_question_id();
+        auto m = rules::tool_question_message(question, id);
+        auto q = std::make_shared<open_question>();
+        q->kind = question.what == toolkit::question::kind::confirm  ? "confirm"
+                  : question.what == toolkit::question::kind::select ? "select"
+                                                                     : "input";
+        q->call_id = question.call_id;
+        q->options = question.options;
+        auto st = co_await ask_and_wait(id, std::move(m), q);
+        r.question_id = id;
+        r.status = st;
+        if (st == toolkit::reply_status::answered) {
+            if (q->kind == "confirm") r.confirmed = q->value.choice == "yes";
+            if (q->kind == "select") {
+                try {
+                    r.selected = std::stoi(q->value.choice);
+                } catch (const std::exception&) {
+                    r.status = toolkit::reply_status::declined;
+                }
+            }
+            if (q->kind == "input") r.value = q->input_text;
+        }
+        co_return r;
+    }
+
+private:
+    asio::awaitable<toolkit::reply_status> ask_and_wait(std::string id, rules::question_message m,
+                                                        std::shared_ptr<open_question> q) {
+        auto ch = channel_;
+        q->id = id;
+        q->session_id = turn_->session_id;
+        q->channel = turn_->msg.channel;
+        q->blocks = m.blocks;
+        q->question_text = m.text;
+        json::object args{{"channel", turn_->msg.channel},
+                          {"thread_ts", turn_->msg.thread_ts},
+                          {"text", m.text},
+                          {"blocks", m.blocks}};
+        auto posted = co_await ch->call("chat.postMessage", std::move(args));
+        if (!posted) {
+            ch->options.log.warn("slack: could not post a question", {{"error", posted.error()}});
+            co_return toolkit::reply_status::unavailable;
+        }
+        q->message_ts = std::string(posted->at("ts").as_string());
+        ch->questions[id] = q;
+        set_status(std::string(rules::text::waiting));
+        asio::steady_timer waiter(ch->executor);
+        q->waiter = &waiter;
+        const auto deadline =
+            steady_clock::now() +
+            to_steady(a2a_rules::question_window(ch->options.question_timeout, ch->options.question_timeout_floor));
+        toolkit::reply_status result = toolkit::reply_status::silent;
+        for (;;) {
+            const auto state = q->slot.current();
+            if (state == a2a_rules::question_slot::state::delivered) {
+                result = toolkit::reply_status::answered;
+                break;
+            }
+            if (state == a2a_rules::question_slot::state::given_up) break;
+            if (steady_clock::now() >= deadline) {
+                if (q->slot.resolve(a2a_rules::question_slot::verdict::give_up) ==
+                    a2a_rules::question_slot::effect::given_up) {
+                    gave_up_ = true;
+                    ch->edit(q->channel, q->message_ts, q->question_text, rules::given_up_blocks(q->blocks));
+                }
+                continue;
+            }
+            co_await wait_on(waiter, deadline);
+            auto cs = co_await asio::this_coro::cancellation_state;
+            if (cs.cancelled() != asio::cancellation_type::none) {
+                if (q->slot.resolve(a2a_rules::question_slot::verdict::give_up) ==
+                    a2a_rules::question_slot::effect::given_up) {
+                    ch->edit(q->channel, q->message_ts, q->question_text, rules::given_up_blocks(q->blocks));
+                    q->waiter = nullptr;
+                    co_return toolkit::reply_status::cancelled;
+                }
+            }
+        }
+        q->waiter = nullptr;
+        if (result == toolkit::reply_status::answered || q->kind == "input") ch->questions.erase(id);
+        set_status(std::string(rules::text::working));
+        co_return result;
+    }
+
+    // Latest wins, at most one chat.update per status_interval (§8.3).
+    void set_status(std::string text) {
+        if (final_ || turn_->status_ts.empty()) return;
+        wanted_ = std::move(text);
+        if (status_busy_) return;
+        status_busy_ = true;
+        asio::co_spawn(channel_->executor, status_writer(channel_, turn_, this), asio::detached);
+    }
+
+    static asio::awaitable<void> status_writer(std::shared_ptr<slack_channel::impl> ch, std::shared_ptr<queued_turn> t,
+                                               slack_turn* self) {
+        while (!self->final_ && self->wanted_ != self->shown_) {
+            auto text = self->wanted_;
+            json::object args{{"channel", t->msg.channel}, {"ts", t->status_ts}, {"text", text}};
+            auto r = co_await ch->call("chat.update", std::move(args));
+            if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
+            self->shown_ = text;
+            if (self->final_) break;
+            co_await wait_on(self->status_timer_, steady_clock::now() + to_steady(ch->options.status_interval));
+        }
+        self->status_busy_ = false;
+    }
+
+    std::shared_ptr<slack_channel::impl> channel_;
+    std::shared_ptr<queued_turn> turn_;
+    asio::steady_timer status_timer_;
+    std::string wanted_, shown_;
+    bool status_busy_ = false, final_ = false, gave_up_ = false;
+};
+
+asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
+    auto self = shared_from_this();
+    for (;;) {
+        if (fault) std::rethrow_exception(fault);
+        if (released) co_return co_await drain_and_end();
+        auto it =
+            std::find_if(queue.begin(), queue.end(), [&](const auto& t) { return !running.contains(t->session_id); });
+        if (it == queue.end()) {
+            co_await wait_on(wake, steady_clock::time_point::max());
+            continue;
+        }
+        auto t = *it;
+        queue.erase(it);
+        running.insert(t->session_id);
+        // Follow-up is the store's answer, never a map: a map is wrong after a restart.
+        bool exists = false;
+        if (sessions) {
+            auto found = co_await sessions->exists(t->session_id);
+            if (!found) options.log.warn("slack: could not read the session store", {{"error", found.error().message}});
+            exists = found && *found;
+        }
+        auto w = std::make_unique<slack_turn>(self, t);
+        w->follow_up = exists;
+        if (t->resume) {
+            w->prompt = t->resume_prompt;
+        } else {
+            w->prompt = t->msg.prompt;
+            if (!exists && t->msg.in_thread) {
+                json::object args{{"channel", t->msg.channel}, {"ts", t->msg.thread_ts}, {"limit", "50"}};
+                auto replies = co_await call("conversations.replies", std::move(args));
+                if (replies) {
+                    const auto* messages = replies->if_contains("messages");
+                    w->prompt = rules::compose_prompt(
+                        t->msg.prompt,
+                        rules::thread_context(messages ? *messages : json::value(nullptr), t->msg.ts, me));
+                } else {
+                    options.log.warn("slack: could not read the thread", {{"error", replies.error()}});
+                }
+            }
+        }
+        ++handed_out;
+        co_return w;
+    }
+}
+
+// §8.7 steps 2-5.
+asio::awaitable<std::unique_ptr<work>> slack_channel::impl::drain_and_end() {
+    while (intake_inflight > 0) co_await wait_on(wake, steady_clock::now() + std::chrono::milliseconds(50));
+    for (auto& t : queue) {
+        if (!t->status_ts.empty())
+            edit(t->msg.channel, t->status_ts, std::string(rules::text::not_started), nullptr);
+        else
+            reply_in_thread(t->msg, rules::text::not_started);
+    }
+    queue.clear();
+    while (posts_inflight > 0) co_await wait_on(wake, steady_clock::now() + std::chrono::milliseconds(50));
+    ended = true;
+    close_socket_if_done();
+    co_return nullptr;
+}
+
+slack_channel::slack_channel(asio::any_io_executor executor, std::shared_ptr<runstate::store> sessions,
+                             slack_channel_options options)
+    : impl_(std::make_shared<impl>(std::move(executor), std::move(sessions), std::move(options))) {}
+
+slack_channel::~slack_channel() {
+    impl_->socket_done = true;
+    if (impl_->socket) impl_->socket->abort();
+}
+
+asio::awaitable<void> slack_channel::start() { co_await impl_->start(); }
+
+asio::awaitable<std::unique_ptr<work>> slack_channel::next() { co_return co_await impl_->next(); }
+
+void slack_channel::release() {
+    if (impl_->released) return;
+    impl_->released = true;
+    impl_->notify();
+}
+
+std::string slack_channel::description() const {
+    return fmt::format("slack: Socket Mode as <@{}> on team {}, {}", impl_->me.bot_user, impl_->me.team,
+                       impl_->options.channels.empty() ? std::string("any channel")
+                                                       : fmt::format("{} channels", impl_->options.channels.size()));
+}
+
+std::size_t slack_channel::admitted() const noexcept { return impl_->queue.size(); }
+std::size_t slack_channel::open_questions() const noexcept {
+    return static_cast<std::size_t>(std::count_if(impl_->questions.begin(), impl_->questions.end(), [](const auto& kv) {
+        return kv.second->slot.current() == a2a_rules::question_slot::state::open;
+    }));
+}
+std::size_t slack_channel::connections() const noexcept { return impl_->connections; }
+bool slack_channel::socket_open() const noexcept { return impl_->socket && impl_->socket->is_open(); }
+
+}  // namespace fiskai::serve
