@@ -5,6 +5,7 @@
 #include "commands.hpp"
 
 #include "app_support.hpp"
+#include "knowledge_support.hpp"
 
 #include <fmt/format.h>
 
@@ -26,9 +27,17 @@ int main(int argc, char** argv) {
         sa::add_run_command(cli),
         sa::add_session_command(cli),
     };
+    // The same knowledge command as fisk-ai-mcp's: build the index a served agent searches.
+    fiskai::knowledge::command_options knowledge_opts;
+    auto* knowledge_cmd = fiskai::app::add_knowledge_command(cli, knowledge_opts);
     fiskai::app::add_log_format_option(cli);
     if (const auto code = fiskai::app::parse_command_line(cli, argc, argv)) return *code;
     fiskai::app::runtime rt;
+    if (*knowledge_cmd) {
+        // The first signal ends a watch (after its running pass); other actions just finish.
+        rt.on_drain([stop = knowledge_opts.stop] { stop->store(true); });
+        return rt.run(fiskai::app::run_knowledge_command(knowledge_opts), "fisk-ai-serve");
+    }
     for (const auto& c : commands) {
         if (c.cli->parsed()) return rt.run(c.run(rt), "fisk-ai-serve");
     }

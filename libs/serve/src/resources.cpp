@@ -8,6 +8,8 @@
 #include <fiskai/llm/provider.hpp>
 #include <fiskai/mcpclient/session.hpp>
 #include <fiskai/mcpclient/tools.hpp>
+#include <fiskai/knowledge/builtins.hpp>
+#include <fiskai/knowledge/store.hpp>
 #include <fiskai/memory/builtins.hpp>
 #include <fiskai/memory/store.hpp>
 #include <fiskai/net/http_client.hpp>
@@ -97,6 +99,7 @@ asio::awaitable<void> resources::close() {
     d.rt->tools.clear();
     d.rt->sessions.reset();
     d.rt->memory.reset();
+    d.rt->knowledge.reset();
     d.rt->provider.reset();
     d.remote.reset();
     if (d.http) d.http->close_idle();
@@ -147,6 +150,12 @@ std::optional<std::string> check_tool_names(const config::config& cfg, const too
     if (cfg.harness.memory.enabled) {
         for (const auto& t : memory::memory_tools(nullptr)) {
             if (auto clash = claim(t->name())) return clash;
+            ++offered;
+        }
+    }
+    if (cfg.harness.knowledge.enabled) {
+        for (const auto name : {knowledge::search_tool_name, knowledge::enumerate_tool_name}) {
+            if (auto clash = claim(std::string(name))) return clash;
             ++offered;
         }
     }
@@ -215,6 +224,14 @@ asio::awaitable<void> build_into(resources::impl& d, const config::config& cfg, 
         d.rt->memory = memory::make_store(cfg.harness.memory.backend, cfg.harness.memory.options_json, mctx);
         d.summary.memory_backend = cfg.harness.memory.backend;
         d.summary.memory_location = d.rt->memory->location();
+    }
+    // The knowledge index, read-only and shared by every run (the agent offers its
+    // built-ins when it is set). A missing index is not an error: searches say
+    // index_not_built until `fisk-ai-serve knowledge index` builds it.
+    if (cfg.harness.knowledge.enabled) {
+        auto opened = knowledge::store::open(io, knowledge::store_options_from(io, cfg, o.store_dir));
+        if (!opened) throw std::runtime_error(fmt::format("knowledge: {}", opened.error().message));
+        d.rt->knowledge = std::move(*opened);
     }
 
     // 3. The provider (credentials, base URL).
