@@ -21,6 +21,7 @@
 #include <fiskai/serve/serve.hpp>
 
 #include <fiskai/serve/a2a_channel.hpp>
+#include <fiskai/serve/slack_channel.hpp>
 #include <fiskai/serve/a2a_tool_service.hpp>
 
 #include <fiskai/a2a/server.hpp>
@@ -210,7 +211,10 @@ std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config&
         throw std::runtime_error("this build of fisk-ai-serve has no queue channel yet; remove expose.agent.queue");
     }
     if (cfg.slack_channel_enabled()) {
-        throw std::runtime_error("this build of fisk-ai-serve has no Slack channel yet; remove expose.agent.slack");
+        // Tokens from the environment only (§8.1); the channel connects in start().
+        auto options = serve::slack_channel_options_from(*cfg.serve.slack, cfg.identity, log);
+        if (!options) throw std::runtime_error(options.error());
+        out.push_back(std::make_shared<serve::slack_channel>(ex, res.runtime()->sessions, std::move(*options)));
     }
     return out;
 }
@@ -237,6 +241,10 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
                                                                      fiskai::app::a2a_server_options(cfg));
         }
         channels = make_channels(cfg, *res, ex, so.log, tool_service.get());
+        // Slack connects before the banner: auth.test, the socket and its hello (§8.1).
+        for (const auto& ch : channels) {
+            if (auto* slack = dynamic_cast<serve::slack_channel*>(ch.get())) co_await slack->start();
+        }
     } catch (...) {
         failure = std::current_exception();
     }
@@ -253,6 +261,9 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     for (const auto& ch : channels) {
         srv->add(ch, {.deliveries_repeat = false});
         if (const auto* a2a = dynamic_cast<const serve::a2a_channel*>(ch.get())) lines.push_back(a2a->description());
+        if (const auto* slack = dynamic_cast<const serve::slack_channel*>(ch.get())) {
+            lines.push_back(slack->description());
+        }
     }
     std::optional<std::size_t> served_tools;
     if (tool_service) {
