@@ -22,6 +22,9 @@ subcommand add_serve_command(CLI::App& parent);
 subcommand add_discover_command(CLI::App& parent);
 // `info --config F [--json]`: what this agent serves and each remote host's status.
 subcommand add_info_command(CLI::App& parent);
+// `enqueue AGENT [PROMPT...]` and `answer AGENT TASK`: the queue's producer (queue_command.cpp).
+subcommand add_enqueue_command(CLI::App& parent);
+subcommand add_answer_command(CLI::App& parent);
 
 // The process logger (apps/common): stderr, in the format --log-format chose.
 gocompat::logger stderr_logger();
