@@ -146,7 +146,8 @@ asio::awaitable<int> await_answer(queue_client& client, const answer_options& o)
     if (got.error().code != js::errc::not_found)
         throw transport_failure(fmt::format("reading {}: {}", key, got.error().message));
     if (wait.count() > 0) {
-        auto watcher = co_await bucket->watch(key, js::watch_options{true, false, false});
+        js::watch_options wo{true, false, false};
+        auto watcher = co_await bucket->watch(key, wo);
         if (!watcher) throw transport_failure(fmt::format("watching {}: {}", key, watcher.error().message));
         const auto end = std::chrono::steady_clock::now() + wait;
         for (;;) {
@@ -244,7 +245,8 @@ asio::awaitable<int> run_enqueue(enqueue_options o) {
     const auto subject = fmt::format("choria.fisk-ai.work.{}", a.agent);
     js::publish_options po;
     po.msg_id = r.request;
-    auto ack = co_await client.jsctx->publish(subject, *body, {}, po);
+    js::headers no_headers;
+    auto ack = co_await client.jsctx->publish(subject, *body, no_headers, po);
     if (!ack) {
         const auto& e = ack.error();
         if (e.code == js::errc::no_responders || e.err_code == js::api_stream_not_found)

@@ -224,3 +224,48 @@ TEST_CASE("queue: a job past max deliveries gets the crashed answer from the adv
     CHECK(a->advisories_handled() + b.channel->advisories_handled() == 1);
     CHECK(w.llm_requests() == 0);
 }
+
+TEST_CASE("queue: jobs that fail for good are filed in the dead-letter stream with their record",
+          "[serve][queue][nats]") {
+    world w(provision{3s, 1});
+    w.add_dead_letter_stream();
+    auto o = w.options(3s);
+    o.max_deliver = 1;
+    o.dead_letter = "FISK_DEAD";
+    const auto bad_seq = w.nats.raw_publish("choria.fisk-ai.work.svc", "this is not a request", "BAD1");
+    const auto job_seq = w.enqueue("M1", "hello");
+    auto a = w.open(o);
+    // BAD1 is terminated and filed by next(); M1 is taken, then dropped unsettled.
+    auto taken = fiskai::test::run_on(w.h->ioc, a->next(), 30s);
+    REQUIRE(taken);
+    CHECK(taken->session_id == serve::queue_session_id("svc", "M1"));
+    taken.reset();
+    worker b(w, o);
+    REQUIRE(w.answer("M1", 20s));
+    auto dead = w.dead_letters(2);
+    REQUIRE(dead.size() == 2);
+    CHECK(dead[0].header("Fisk-Task") == "BAD1");
+    CHECK(dead[0].header("Fisk-Stream-Seq") == std::to_string(bad_seq));
+    CHECK(dead[0].header("Fisk-Deliveries") == "1");
+    CHECK(dead[0].data == "this is not a request");
+    CHECK_FALSE(dead[0].header("Fisk-Error")->empty());
+    CHECK(dead[1].header("Fisk-Task") == "M1");
+    CHECK(dead[1].header("Fisk-Stream-Seq") == std::to_string(job_seq));
+    CHECK(dead[1].header("Fisk-Deliveries") == "1");
+    CHECK(dead[1].header("Fisk-Error") == "the job was delivered 1 times without finishing");
+    auto job = a2a::default_validator().check_as<a2a::task_request>(dead[1].data);
+    REQUIRE(job.has_value());
+    CHECK(job->request == "M1");
+    CHECK(job->prompt == "hello");
+}
+
+TEST_CASE("queue: a configured dead-letter stream must exist and bind the agent's subject", "[serve][queue][nats]") {
+    world w;
+    auto o = w.options();
+    o.dead_letter = "FISK_DEAD";
+    CHECK(w.open_error(o) ==
+          "queue: dead-letter stream \"FISK_DEAD\" does not exist; create it first, e.g. `nats stream add FISK_DEAD "
+          "--subjects 'choria.fisk-ai.dead.>' --retention=limits --max-msg-size=1048576 --max-age=720h`");
+    w.add_dead_letter_stream();
+    CHECK(w.open_error(o).empty());
+}

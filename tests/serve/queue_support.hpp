@@ -161,6 +161,24 @@ struct world {
             throw std::runtime_error("add consumer " + durable + ": " + nats_GetLastError(nullptr));
     }
 
+    // What an operator's `nats stream add FISK_DEAD --subjects 'choria.fisk-ai.dead.>'` makes.
+    void add_dead_letter_stream() {
+        fiskai::test::stream_spec s;
+        s.name = "FISK_DEAD";
+        s.subjects = {"choria.fisk-ai.dead.>"};
+        s.max_msgs_per_subject = -1;
+        s.discard_new = false;
+        s.discard_new_per_subject = false;
+        s.max_msg_size = 1048576;
+        nats.add_stream(s);
+    }
+
+    std::vector<js::message> dead_letters(std::size_t count) {
+        auto got = fiskai::test::run_on(
+            h->ioc, nats.js.ordered_read("FISK_DEAD", "choria.fisk-ai.dead.svc", count, 2000ms), 20s);
+        return got.value();
+    }
+
     serve::queue_channel_options options(std::chrono::nanoseconds ack_wait = 30s) const {
         serve::queue_channel_options o;
         o.identity = "svc";

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -127,11 +128,32 @@ struct queue_channel::impl : std::enable_shared_from_this<queue_channel::impl> {
                                              queue_session_id_for(bad.task));
             co_await store(bad.task, std::move(body));
         }
+        // GCC 12: no temporaries inside a co_await expression.
+        rules::dead_letter record{bad.task, seq, msg.metadata().num_delivered, bad.error};
+        std::string job = msg.data();
+        co_await file_dead_letter(record, std::move(job));
         auto t = co_await msg.term();
         if (!t) options.log.warn("queue: could not terminate a job", {{"error", t.error().message}});
     }
 
     std::string queue_session_id_for(const std::string& task) const;
+
+    // A job that failed for good goes to the dead-letter stream, when there is one.
+    // `d` is the caller's local, alive across the await (a by-value aggregate parameter of
+    // a coroutine was destroyed twice by GCC 12).
+    asio::awaitable<void> file_dead_letter(const rules::dead_letter& d, std::string job) {
+        if (options.dead_letter.empty()) co_return;
+        auto self = shared_from_this();
+        auto headers = rules::dead_letter_headers(d);
+        auto subject = rules::dead_letter_subject(options.identity);
+        // GCC 12: a defaulted class-type argument is a temporary inside the co_await too.
+        js::publish_options po;
+        auto published = co_await jsctx->publish(std::move(subject), std::move(job), std::move(headers), po);
+        if (!published)
+            options.log.warn(
+                "queue: could not file a dead letter",
+                {{"task", d.task}, {"stream_seq", std::to_string(d.stream_seq)}, {"error", published.error().message}});
+    }
 
     asio::awaitable<void> on_advisory(std::string body);
 };
@@ -199,6 +221,13 @@ struct job_state : std::enable_shared_from_this<job_state> {
                     auto r = co_await msg.nak_with_delay(channel->options.put_retry_delay);
                     if (!r) log.warn("queue: could not nak a job", {{"task", job.task}, {"error", r.error().message}});
                     break;
+                }
+                if (d.dead) {
+                    std::string why;
+                    if (auto* e = std::get_if<a2a::task_error>(&d.answer)) why = e->error;
+                    rules::dead_letter record{job.task, msg.metadata().stream_sequence, delivery(), std::move(why)};
+                    std::string bytes = msg.data();
+                    co_await channel->file_dead_letter(record, std::move(bytes));
                 }
                 auto r = co_await msg.ack();
                 if (!r)
@@ -274,6 +303,10 @@ asio::awaitable<void> queue_channel::impl::on_advisory(std::string body) {
             options.log.warn("queue: could not store the answer of a job past max deliveries",
                              {{"key", key}, {"error", created.error().message}});
     }
+    rules::dead_letter record{task, adv->stream_seq, adv->deliveries,
+                              rules::max_deliveries_answer(adv->deliveries).error};
+    std::string job = got->data;
+    co_await file_dead_letter(record, std::move(job));
     options.log.warn("queue: a job was delivered too many times without finishing; removed it",
                      {{"task", task},
                       {"stream_seq", std::to_string(adv->stream_seq)},
@@ -307,7 +340,8 @@ asio::awaitable<std::shared_ptr<queue_channel>> queue_channel::open(conns::conne
     const auto& n = st->names;
     const auto timeout = o.startup_timeout;
 
-    auto info = co_await jsctx.get_stream_info(o.stream, {}, timeout);
+    std::string no_filter;
+    auto info = co_await jsctx.get_stream_info(o.stream, no_filter, timeout);
     if (!info) {
         if (info.error().code == js::errc::no_responders) throw queue_error(rules::text::jetstream_disabled(n));
         if (info.error().code == js::errc::not_found) throw queue_error(rules::text::stream_missing(n));
@@ -341,6 +375,23 @@ asio::awaitable<std::shared_ptr<queue_channel>> queue_channel::open(conns::conne
     want.max_deliver = o.max_deliver;
     if (auto bad = rules::check_consumer(n, *consumer, want)) throw queue_error(*bad);
     st->consumer = std::move(*consumer);
+
+    if (o.dead_letter.empty()) {
+        o.log.info(std::string(rules::text::no_dead_letter));
+    } else {
+        auto dead = co_await jsctx.get_stream_info(o.dead_letter, no_filter, timeout);
+        if (!dead) {
+            if (dead.error().code == js::errc::not_found)
+                throw queue_error(rules::text::dead_letter_missing(o.dead_letter));
+            throw queue_error(
+                fmt::format("queue: could not read stream \"{}\": {}", o.dead_letter, dead.error().message));
+        }
+        const auto subject = rules::dead_letter_subject(o.identity);
+        const auto& subjects = dead->config.subjects;
+        if (std::none_of(subjects.begin(), subjects.end(),
+                         [&](const auto& p) { return rules::subject_matches(p, subject); }))
+            throw queue_error(rules::text::dead_letter_unbound(o.dead_letter, o.identity));
+    }
 
     auto bound = co_await jsctx.bind_pull(o.stream, o.consumer, rules::work_subject(o.identity), timeout);
     if (!bound) {

@@ -89,13 +89,17 @@ decision decide(const outcome& o, std::uint64_t delivery, std::int64_t max_deliv
     if (o.abandoned) {
         if (!last) return {settle::nak, {}};
         return {settle::store_then_ack,
-                error_answer("canceled", code::abandoned, o.error.empty() ? serve::text::abandoned : o.error)};
+                error_answer("canceled", code::abandoned, o.error.empty() ? serve::text::abandoned : o.error), true};
     }
     if (o.reason == "suspended" && o.interrupted) {
         if (!last) return {settle::nak, {}};
-        return {settle::store_then_ack, error_answer("canceled", code::interrupted, a2a_rules::text::interrupted)};
+        return {settle::store_then_ack, error_answer("canceled", code::interrupted, a2a_rules::text::interrupted),
+                true};
     }
-    if (o.crashed && !last) return {settle::nak_with_delay, {}};
+    if (o.crashed) {
+        if (!last) return {settle::nak_with_delay, {}};
+        return {settle::store_then_ack, a2a_rules::terminal_for(o), true};
+    }
     return {settle::store_then_ack, a2a_rules::terminal_for(o)};
 }
 
@@ -212,6 +216,54 @@ std::optional<std::string> check_consumer(const storage_names& n, const jetstrea
         return conflict("FilterSubject", gocompat::quote(c.filter_subject), gocompat::quote(subject));
     return std::nullopt;
 }
+
+std::string dead_letter_subject(std::string_view identity) { return fmt::format("choria.fisk-ai.dead.{}", identity); }
+
+jetstream::headers dead_letter_headers(const dead_letter& d) {
+    std::string error = d.error.substr(0, 1024);
+    for (auto& c : error)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    jetstream::headers h;
+    if (!d.task.empty()) h.emplace_back(dead_letter_header::task, d.task);
+    h.emplace_back(dead_letter_header::stream_seq, std::to_string(d.stream_seq));
+    h.emplace_back(dead_letter_header::deliveries, std::to_string(d.deliveries));
+    h.emplace_back(dead_letter_header::error, error);
+    return h;
+}
+
+std::optional<dead_letter> read_dead_letter(const jetstream::headers& h) {
+    auto seq = jetstream::find_header(h, dead_letter_header::stream_seq);
+    auto deliveries = jetstream::find_header(h, dead_letter_header::deliveries);
+    if (!seq || !deliveries) return std::nullopt;
+    dead_letter d;
+    try {
+        d.stream_seq = std::stoull(*seq);
+        d.deliveries = std::stoull(*deliveries);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    d.task = jetstream::find_header(h, dead_letter_header::task).value_or("");
+    d.error = jetstream::find_header(h, dead_letter_header::error).value_or("");
+    return d;
+}
+
+namespace text {
+
+std::string dead_letter_missing(std::string_view stream) {
+    return fmt::format(
+        "queue: dead-letter stream {} does not exist; create it first, e.g. `nats stream add {} --subjects "
+        "'choria.fisk-ai.dead.>' --retention=limits --max-msg-size=1048576 --max-age=720h`",
+        gocompat::quote(stream), stream);
+}
+
+std::string dead_letter_unbound(std::string_view stream, std::string_view identity) {
+    return fmt::format(
+        "queue: dead-letter stream {} does not bind subject {}; add it, e.g. --subjects "
+        "'choria.fisk-ai.dead.>'",
+        gocompat::quote(stream), gocompat::quote(dead_letter_subject(identity)));
+}
+
+}  // namespace text
 
 bool subject_matches(std::string_view pattern, std::string_view subject) {
     for (;;) {

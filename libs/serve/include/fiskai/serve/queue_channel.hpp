@@ -42,6 +42,9 @@ struct queue_channel_options {
     // What the consumer must have (Amendment 1: read from the consumer, asserted here).
     std::chrono::nanoseconds ack_wait = std::chrono::seconds(30);
     std::int64_t max_deliver = 5;
+    // expose.agent.queue.dead_letter: the operator's stream for jobs that fail for good
+    // (records on `choria.fisk-ai.dead.<identity>`); empty: none, said once at open().
+    std::string dead_letter;
     // The NATS context's name, for the "JetStream is not enabled" text.
     std::string context_name;
     // The tools a run has (tool hints naming others are left out of the prompt).
@@ -63,7 +66,8 @@ public:
 
 class queue_channel final : public channel, public releasable {
 public:
-    // Checks JetStream, the stream, the bucket and the consumer in that order, binds the
+    // Checks JetStream, the stream, the bucket, the consumer and the dead-letter stream (when
+    // configured) in that order, binds the
     // consumer and listens for its MAX_DELIVERIES advisories (queue group = the consumer).
     // Throws queue_error. `nats` and `js` (on `nats`) must outlive the channel and every
     // work it handed out.

@@ -68,6 +68,7 @@ enum class settle {
 struct decision {
     settle action = settle::store_then_ack;
     a2a::message answer;  // for store_then_ack: the terminal (its header is stamped later)
+    bool dead = false;    // the job failed on its last delivery: file it as a dead letter
 };
 
 // `delivery` counts from 1; `max_deliver` <= 0 is unlimited.
@@ -115,6 +116,39 @@ struct consumer_expectation {
 };
 [[nodiscard]] std::optional<std::string> check_consumer(const storage_names& n, const jetstream::consumer_info& info,
                                                         const consumer_expectation& want);
+
+// Dead letters (NEW WIRE): a record per job that failed for good (past max deliveries, or
+// not a task), published on `choria.fisk-ai.dead.<identity>` to the operator's
+// dead-letter stream. The body is the job exactly as it was queued, so a retry re-enqueues
+// it; the record is in headers.
+namespace dead_letter_header {
+inline constexpr std::string_view task = "Fisk-Task";
+inline constexpr std::string_view stream_seq = "Fisk-Stream-Seq";
+inline constexpr std::string_view deliveries = "Fisk-Deliveries";
+inline constexpr std::string_view error = "Fisk-Error";
+}  // namespace dead_letter_header
+
+[[nodiscard]] std::string dead_letter_subject(std::string_view identity);
+
+struct dead_letter {
+    std::string task;  // empty when none could be read
+    std::uint64_t stream_seq = 0;
+    std::uint64_t deliveries = 0;
+    std::string error;
+};
+
+// The record's headers (the error cut to 1024 bytes, control characters made spaces).
+[[nodiscard]] jetstream::headers dead_letter_headers(const dead_letter& d);
+// A record read back; nullopt when the headers are not one.
+[[nodiscard]] std::optional<dead_letter> read_dead_letter(const jetstream::headers& h);
+
+namespace text {
+[[nodiscard]] std::string dead_letter_missing(std::string_view stream);
+[[nodiscard]] std::string dead_letter_unbound(std::string_view stream, std::string_view identity);
+inline constexpr std::string_view no_dead_letter =
+    "queue: no dead-letter stream configured (expose.agent.queue.dead_letter); jobs that fail for good are answered "
+    "and not kept";
+}  // namespace text
 
 // NATS subject matching with `*` and `>` in the pattern.
 [[nodiscard]] bool subject_matches(std::string_view pattern, std::string_view subject);
