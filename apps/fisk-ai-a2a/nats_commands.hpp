@@ -25,6 +25,8 @@ subcommand add_info_command(CLI::App& parent);
 // `enqueue AGENT [PROMPT...]` and `answer AGENT TASK`: the queue's producer (queue_command.cpp).
 subcommand add_enqueue_command(CLI::App& parent);
 subcommand add_answer_command(CLI::App& parent);
+// `dead-letters AGENT [--retry TASK]`: the queue's dead letters (queue_command.cpp).
+subcommand add_dead_letters_command(CLI::App& parent);
 
 // The process logger (apps/common): stderr, in the format --log-format chose.
 gocompat::logger stderr_logger();

@@ -1,6 +1,7 @@
 // fisk-ai-a2a enqueue AGENT [PROMPT...] [--context N] [--id TASK] [--context-file F] [budget flags]
 //                     [--wait D] [--bucket FISK_TASKS] [--json]
 // fisk-ai-a2a answer AGENT TASK [--context N] [--bucket FISK_TASKS] [--wait D] [--json]
+// fisk-ai-a2a dead-letters AGENT [--retry TASK] [--stream FISK_DEAD] [--context N] [--json]
 //
 // The queue's producer (serve.md §7.4, §9.3): a job is a task request published with
 // JetStream to `choria.fisk-ai.work.<AGENT>` with `Nats-Msg-Id: <task>` (the stream's
@@ -19,6 +20,10 @@
 #include <fiskai/gocompat/duration.hpp>
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/jetstream/context.hpp>
+#include <fiskai/serve/queue_rules.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -267,7 +272,97 @@ asio::awaitable<int> run_enqueue(enqueue_options o) {
     co_return co_await await_answer(client, a);
 }
 
+struct dead_letter_options {
+    std::string agent;
+    std::string stream = "FISK_DEAD";
+    std::string retry;
+    std::string context;
+    bool json = false;
+};
+
+asio::awaitable<int> run_dead_letters(dead_letter_options o) {
+    namespace rules = serve::queue_rules;
+    if (!token_ok(o.agent, 128))
+        throw refused(
+            fmt::format("invalid agent {}: it must match ^[a-zA-Z0-9_-]{{1,128}}$", gocompat::quote(o.agent)));
+    if (!o.retry.empty() && !token_ok(o.retry, 64))
+        throw refused(
+            fmt::format("invalid --retry {}: it must match ^[a-zA-Z0-9_-]{{1,64}}$", gocompat::quote(o.retry)));
+    auto ex = co_await asio::this_coro::executor;
+    queue_client client(o.context, ex);
+    const auto subject = rules::dead_letter_subject(o.agent);
+    auto info = co_await client.jsctx->get_stream_info(o.stream, subject);
+    if (!info) {
+        if (info.error().code == js::errc::not_found)
+            throw transport_failure(
+                fmt::format("dead-letter stream {} does not exist (see docs/queue.md)", gocompat::quote(o.stream)));
+        throw transport_failure(fmt::format("reading stream {}: {}", gocompat::quote(o.stream), info.error().message));
+    }
+    const auto held = info->state.subjects.contains(subject) ? info->state.subjects.at(subject) : 0;
+    std::vector<js::message> records;
+    if (held > 0) {
+        auto read = co_await client.jsctx->ordered_read(o.stream, subject, held, std::chrono::milliseconds(5000));
+        if (!read)
+            throw transport_failure(
+                fmt::format("reading stream {}: {}", gocompat::quote(o.stream), read.error().message));
+        records = std::move(*read);
+    }
+
+    if (o.retry.empty()) {
+        if (records.empty()) fmt::print(stderr, "no dead letters for {}\n", o.agent);
+        for (const auto& m : records) {
+            auto d = rules::read_dead_letter(m.headers);
+            if (!d) continue;
+            if (o.json) {
+                boost::json::object line{{"task", d->task},
+                                         {"stream_seq", d->stream_seq},
+                                         {"deliveries", d->deliveries},
+                                         {"error", d->error},
+                                         {"dead_letter_seq", m.sequence}};
+                fmt::print("{}\n", boost::json::serialize(line));
+            } else {
+                fmt::print("{}  seq {}  deliveries {}  {}\n", d->task.empty() ? "-" : d->task, d->stream_seq,
+                           d->deliveries, d->error);
+            }
+        }
+        co_return exit_ok;
+    }
+
+    // The newest record of that task: its job goes back on the work queue as it was.
+    const js::message* found = nullptr;
+    for (const auto& m : records) {
+        auto d = rules::read_dead_letter(m.headers);
+        if (d && d->task == o.retry) found = &m;
+    }
+    if (!found) throw refused(fmt::format("no dead letter for task {} on {}", o.retry, o.agent));
+    js::publish_options po;
+    // A fresh id: the duplicate window may still hold the original one.
+    po.msg_id = fmt::format("{}-retry-{}", o.retry, found->sequence);
+    js::headers no_headers;
+    const auto work = fmt::format("choria.fisk-ai.work.{}", o.agent);
+    auto ack = co_await client.jsctx->publish(work, found->data, no_headers, po);
+    if (!ack) throw transport_failure(fmt::format("re-enqueueing {}: {}", o.retry, ack.error().message));
+    auto removed = co_await client.jsctx->delete_message(o.stream, found->sequence);
+    if (!removed)
+        fmt::print(stderr, "requeued, but the dead letter could not be removed: {}\n", removed.error().message);
+    fmt::print("{}\n", o.retry);
+    std::fflush(stdout);
+    fmt::print(stderr, "requeued {} (stream {} seq {})\n", o.retry, ack->stream, ack->sequence);
+    co_return exit_ok;
+}
+
 }  // namespace
+
+subcommand add_dead_letters_command(CLI::App& parent) {
+    auto o = std::make_shared<dead_letter_options>();
+    auto* cmd = parent.add_subcommand("dead-letters", "List an agent's dead-letter jobs, or re-enqueue one");
+    cmd->add_option("agent", o->agent, "The agent's identity")->required();
+    cmd->add_option("--retry", o->retry, "Re-enqueue the job of this task id and remove its dead letter");
+    cmd->add_option("--stream", o->stream, "The dead-letter stream")->capture_default_str();
+    cmd->add_option("--context", o->context, "NATS context (default: the selected one)");
+    cmd->add_flag("--json", o->json, "One JSON record per line");
+    return {cmd, [o](fiskai::app::runtime&) { return guarded(run_dead_letters(*o)); }};
+}
 
 subcommand add_enqueue_command(CLI::App& parent) {
     auto o = std::make_shared<enqueue_options>();

@@ -4,6 +4,7 @@
 #include "app_test_support.hpp"
 #include "js_fixture.hpp"
 
+#include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/stamp.hpp>
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/serve/queue_rules.hpp>
@@ -181,4 +182,59 @@ TEST_CASE("fisk-ai-a2a enqueue names what is wrong: no stream, a job too large, 
     auto got = waited.get();
     CHECK(got.exit_code == 0);
     CHECK(got.out == "W1\ndone waiting\n");
+}
+
+TEST_CASE("fisk-ai-a2a dead-letters lists an agent's dead letters and re-enqueues one", "[apps][queue][nats]") {
+    cli_world w;
+    fiskai::test::stream_spec s;
+    s.name = "FISK_DEAD";
+    s.subjects = {"choria.fisk-ai.dead.>"};
+    s.max_msgs_per_subject = -1;
+    s.discard_new = false;
+    s.discard_new_per_subject = false;
+    w.nats.add_stream(s);
+
+    auto empty = w.run_split("dead-letters svc");
+    CHECK(empty.exit_code == 0);
+    CHECK(w.err() == "no dead letters for svc\n");
+
+    // What the queue channel files (queue_rules): the job's bytes, the record in headers.
+    a2a::task_request job;
+    a2a::stamp_request(job, "fisk-ai-cli", "svc", "T9");
+    job.prompt = "try again";
+    const auto body = a2a::encode(job).value();
+    natsMsg* msg = nullptr;
+    REQUIRE(natsMsg_Create(&msg, "choria.fisk-ai.dead.svc", nullptr, body.data(), static_cast<int>(body.size())) ==
+            NATS_OK);
+    for (const auto& [k, v] :
+         rules::dead_letter_headers({"T9", 17, 5, "the job was delivered 5 times without finishing"}))
+        REQUIRE(natsMsgHeader_Add(msg, k.c_str(), v.c_str()) == NATS_OK);
+    REQUIRE(js_PublishMsg(nullptr, w.nats.raw_js(), msg, nullptr, nullptr) == NATS_OK);
+    natsMsg_Destroy(msg);
+
+    auto listed = w.run_split("dead-letters svc");
+    CHECK(listed.exit_code == 0);
+    CHECK(listed.out == "T9  seq 17  deliveries 5  the job was delivered 5 times without finishing\n");
+    auto as_json = w.run_split("dead-letters svc --json");
+    CHECK(
+        as_json.out ==
+        R"({"task":"T9","stream_seq":17,"deliveries":5,"error":"the job was delivered 5 times without finishing","dead_letter_seq":1})"
+        "\n");
+
+    auto unknown = w.run_split("dead-letters svc --retry NOPE");
+    CHECK(unknown.exit_code == 1);
+    CHECK(w.err() == "fisk-ai-a2a: error: no dead letter for task NOPE on svc\n");
+
+    auto retried = w.run_split("dead-letters svc --retry T9");
+    INFO(w.err());
+    REQUIRE(retried.exit_code == 0);
+    CHECK(retried.out == "T9\n");
+    CHECK(w.err() == "requeued T9 (stream FISK_WORK seq 1)\n");
+    natsMsg* requeued = nullptr;
+    REQUIRE(js_GetMsg(&requeued, w.nats.raw_js(), "FISK_WORK", 1, nullptr, nullptr) == NATS_OK);
+    CHECK(std::string(natsMsg_GetData(requeued), static_cast<std::size_t>(natsMsg_GetDataLength(requeued))) == body);
+    natsMsg_Destroy(requeued);
+    auto after = w.run_split("dead-letters svc");
+    CHECK(after.out.empty());
+    CHECK(w.err() == "no dead letters for svc\n");
 }
