@@ -12,6 +12,8 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 # find_package(cnats) fails on Debian (its config names a static library Debian does
 # not ship), so nats.c is found through pkg-config.
 pkg_check_modules(NATS REQUIRED IMPORTED_TARGET libnats)
+# The knowledge base's one SQLite file (FTS5 is compiled into Debian's libsqlite3).
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 
 if(FISKAI_BUILD_APPS OR FISKAI_BUILD_EXAMPLES)
   find_package(CLI11 CONFIG REQUIRED)

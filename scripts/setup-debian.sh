@@ -10,6 +10,8 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libboost-filesystem1.81-dev libboost-system1.81-dev
   libnats-dev nats-server
+  # the knowledge base's index (SQLite with FTS5)
+  libsqlite3-dev
   # clang and its runtime: the a2a decoder is fuzzed with libFuzzer
   clang libclang-rt-14-dev
   # the source format is checked in CI (scripts/format.sh --check)

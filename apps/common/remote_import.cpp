@@ -7,6 +7,7 @@
 #include <fiskai/gocompat/duration.hpp>
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/remotetools/config_hosts.hpp>
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/serialize.hpp>
@@ -16,10 +17,7 @@
 namespace fiskai::app {
 
 std::vector<remotetools::host_config> remote_hosts(const config::config& cfg) {
-    std::vector<remotetools::host_config> hosts;
-    for (const auto& h : cfg.remote_tools)
-        hosts.push_back({h.name, h.alias, h.include.tools, h.include.tags, h.exclude.tools});
-    return hosts;
+    return remotetools::hosts_from_config(cfg);
 }
 
 std::shared_ptr<a2a::client> connect_peers(const config::config& cfg, boost::asio::any_io_executor ex) {

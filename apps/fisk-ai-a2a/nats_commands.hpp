@@ -28,6 +28,9 @@ subcommand add_answer_command(CLI::App& parent);
 // `dead-letters AGENT [--retry TASK]`: the queue's dead letters (queue_command.cpp).
 subcommand add_dead_letters_command(CLI::App& parent);
 
+// `ask <agent> [prompt...]`: sends a task over the task flow and follows it (serve.md §9.2).
+subcommand add_ask_command(CLI::App& parent);
+
 // The process logger (apps/common): stderr, in the format --log-format chose.
 gocompat::logger stderr_logger();
 

@@ -2,6 +2,7 @@
 // Protocol. This file only parses the command line and wires libraries together.
 
 #include "app_support.hpp"
+#include "knowledge_support.hpp"
 #include "remote_import.hpp"
 #include "runtime.hpp"
 
@@ -65,9 +66,22 @@ boost::asio::awaitable<int> run_info(info_options o) {
         }
     }
 
+    // The built-ins the config enables, and which of them the allowlist serves over MCP.
+    const auto builtin_tools = app::knowledge_tools_for_listing(cfg);
+    const std::vector<std::string> no_allowlist;
+    const auto& allowlist = cfg.mcp ? cfg.mcp->builtins : no_allowlist;
+    auto allowlisted = [&](const toolkit::tool& t) {
+        return std::find(allowlist.begin(), allowlist.end(), t.name()) != allowlist.end();
+    };
     if (o.json) {
         boost::json::array tools;
         for (const auto& t : loaded.tools) tools.push_back(app::tool_info_json(*t));
+        for (const auto& t : builtin_tools) {
+            auto j = app::tool_info_json(*t);
+            j["builtin"] = true;
+            j["served_over_mcp"] = allowlisted(*t);
+            tools.push_back(std::move(j));
+        }
         if (remote.result) {
             for (auto& j : app::imported_tools_json(*remote.result)) tools.push_back(std::move(j));
         }
@@ -89,6 +103,14 @@ boost::asio::awaitable<int> run_info(info_options o) {
                    app::tools_table(remote.result->tools));
         fmt::print("\nRemote tool hosts\n");
         for (const auto& h : remote.result->hosts) fmt::print("{}\n", app::host_status_line(h, cfg.nats_context));
+    }
+    if (!builtin_tools.empty()) {
+        fmt::print("\nBuilt-in tools ({}):\n", builtin_tools.size());
+        for (const auto& t : builtin_tools) {
+            fmt::print("  {}  {}\n", t->name(),
+                       allowlisted(*t) ? "[served over MCP]"
+                                       : "[agent only; add it to expose.agent.mcp.builtins to serve it over MCP]");
+        }
     }
     const auto globals = toolkit::exposable_global_flags(loaded.model);
     if (!globals.empty()) {
@@ -177,18 +199,28 @@ boost::asio::awaitable<int> run_serve(app::runtime& rt, serve_options o) {
     const auto loaded = co_await toolkit::load_application_tools(app::application_options_from(cfg));
     for (const auto& d : loaded.dropped) app::log_info(fmt::format("left out: {} ({})", d.command, d.reason));
 
-    // Built-ins this build provides; the operator's allowlist can only narrow them.
-    toolkit::builtin_registry builtins;
+    // Built-ins this build provides; the operator's allowlist can only narrow them. The
+    // knowledge store is opened only when one of its tools is allowlisted, and stays open
+    // until serving ends.
+    auto knowledge = app::open_mcp_knowledge(rt.context().get_executor(), cfg, mcp.builtins);
+    const auto& builtins = knowledge.builtins;
     for (const auto& name : mcp.builtins) {
         if (!builtins.find(name)) {
             throw std::runtime_error(fmt::format(
-                "expose.agent.mcp.builtins lists \"{}\", but this build has no knowledge store to serve it; remove it "
+                "expose.agent.mcp.builtins lists \"{}\", but this build has no built-in of that name; remove it "
                 "from builtins",
                 name));
         }
     }
-    if (cfg.harness.knowledge.enabled && mcp.builtins.empty()) {
-        app::log_info("note: knowledge is enabled but not exposed over MCP");
+    if (knowledge.store) {
+        auto tier = co_await knowledge.store->tier_line();
+        if (!tier) throw std::runtime_error(tier.error().message);
+        app::log_info(fmt::format("knowledge {}", *tier));
+        if (!knowledge.store->built()) {
+            app::log_info(
+                "note: the knowledge index is not built yet; knowledge_search will return index_not_built until you "
+                "run: fisk-ai knowledge index");
+        }
     }
     const auto served_builtins = builtins.served_on(toolkit::surface::mcp, mcp.builtins);
 
@@ -317,11 +349,18 @@ int main(int argc, char** argv) {
     info_cmd->add_flag(
         "--json", info.json,
         "Print one JSON object: {\"tools\":[{name, command, description, tags, confirm, input_schema}]}");
+    knowledge::command_options knowledge_opts;
+    auto* knowledge_cmd = app::add_knowledge_command(cli, knowledge_opts);
     app::add_log_format_option(cli);
 
     if (const auto code = app::parse_command_line(cli, argc, argv)) return *code;
 
     app::runtime rt;
+    if (*knowledge_cmd) {
+        // The first signal ends a watch (after its running pass); other actions just finish.
+        rt.on_drain([stop = knowledge_opts.stop] { stop->store(true); });
+        return rt.run(app::run_knowledge_command(knowledge_opts), "fisk-ai-mcp");
+    }
     if (*info_cmd) {
         if (info.config_path.empty()) info.config_path = serve.config_path;
         if (info.config_path.empty()) {

@@ -209,3 +209,31 @@ TEST_CASE("a custom inbox prefix is used for reply subjects", "[conns][connectio
     CHECK(c->new_inbox().rfind("_PRIVATE.me.", 0) == 0);
     CHECK(connection::new_nuid().size() == 22);
 }
+
+TEST_CASE("an embedded broker with a token admits only clients that present it, and keeps it off argv and disk",
+          "[conns][broker]") {
+    broker_options o;
+    o.jetstream = false;
+    o.token = "t0k3n_ABC-123";
+    embedded_broker broker(o);
+    nats_context ctx;
+    ctx.name = "local";
+    ctx.url = broker.url();
+    CHECK_THROWS_WITH(connection::dial(ctx, quick()), Catch::Contains("connecting to NATS context \"local\""));
+    ctx.token = o.token;
+    CHECK(connection::dial(ctx, quick())->is_connected());
+
+    // Not on the command line (world-readable), and the config file is gone once it listens.
+    std::ifstream cmdline("/proc/" + std::to_string(broker.pid()) + "/cmdline");
+    const std::string argv((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    CHECK(argv.find("-c") != std::string::npos);
+    CHECK(argv.find(o.token) == std::string::npos);
+    const auto at = argv.find("auth.conf");
+    REQUIRE(at != std::string::npos);
+    const auto start = argv.rfind('\0', at) + 1;
+    CHECK_FALSE(fs::exists(argv.substr(start, argv.find('\0', at) - start)));
+
+    broker_options bad;
+    bad.token = "has space";
+    CHECK_THROWS_WITH(embedded_broker(bad), Catch::Contains("may hold only letters, digits"));
+}

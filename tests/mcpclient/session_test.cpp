@@ -209,7 +209,10 @@ TEST_CASE("stdio: server-everything listed, prefixed, gated, called N times by o
         REQUIRE(sum != nullptr);
         for (const auto& t : tools) CHECK(t->name().rfind("ev_", 0) == 0);
         CHECK(echo->kind() == fiskai::toolkit::tool_kind::mcp);
-        CHECK(echo->exposed().empty());
+        // The agent loop's model only: never re-served over MCP or a2a.
+        CHECK(echo->exposed().on(fiskai::toolkit::surface::agent));
+        CHECK_FALSE(echo->exposed().on(fiskai::toolkit::surface::mcp));
+        CHECK_FALSE(echo->exposed().on(fiskai::toolkit::surface::a2a));
         CHECK(echo->confirm().posture == fiskai::toolkit::confirm_posture::required);
         CHECK(echo->confirm().trigger_tag == "mcp:ev"s);
         CHECK(echo->input_schema().at("properties").as_object().contains("message"));

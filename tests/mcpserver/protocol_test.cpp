@@ -120,7 +120,7 @@ TEST_CASE("annotations follow the impact tags and never express the gate", "[mcp
     CHECK(json::serialize(tool_annotations(*tagged({}))) == R"({"title":"the t"})");
     auto d = tool_descriptor(*tagged({"x"}));
     CHECK(d.at("name") == "t");
-    CHECK(d.at("description") == "does t\n\nTags: x");
+    CHECK(d.at("description") == "does t");  // a function tool: no Tags: line (Go)
     CHECK(d.at("inputSchema").at("type") == "object");
 }
 

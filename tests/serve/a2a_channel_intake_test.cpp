@@ -53,7 +53,7 @@ TEST_CASE("a2a channel: the drain refuses every request nats.c still holds, then
     ch->release();  // idempotent
 }
 
-TEST_CASE("a2a channel: next() ends when the drain starts; a request racing the drain is never acked",
+TEST_CASE("a2a channel: next() ends when the drain starts, a request racing the drain is never acked",
           "[serve][a2a][nats]") {
     env e;
     auto ch = e.channel(e.options());
@@ -146,7 +146,7 @@ TEST_CASE("a2a channel: a bad budget and an expired request are refused with the
     REQUIRE(run_until(e.ioc, [&] { return next->has_value(); }));
 }
 
-TEST_CASE("a2a channel: follow-ups are decided by the store; a busy session is refused", "[serve][a2a][nats]") {
+TEST_CASE("a2a channel: follow-ups are decided by the store, a busy session is refused", "[serve][a2a][nats]") {
     env e;
     const auto dir = std::filesystem::temp_directory_path() / ("a2a-channel-" + a2a::new_id());
     std::filesystem::create_directories(dir);

@@ -55,7 +55,7 @@ a2a::task_answer answer_for(const std::string& q) {
 
 }  // namespace
 
-TEST_CASE("a2a questions: status waiting-for-answer, then the question; the answer is delivered",
+TEST_CASE("a2a questions: status waiting-for-answer, then the question, the answer is delivered",
           "[serve][a2a][nats]") {
     env e;
     auto ch = e.channel(e.options(true));
@@ -101,7 +101,7 @@ TEST_CASE("a2a questions: status waiting-for-answer, then the question; the answ
     ch->release();
 }
 
-TEST_CASE("a2a questions: keepalives naming the question restart its window; silence gives it up",
+TEST_CASE("a2a questions: keepalives naming the question restart its window, silence gives it up",
           "[serve][a2a][nats]") {
     env e;
     auto o = e.options(true);
@@ -145,7 +145,7 @@ TEST_CASE("a2a questions: keepalives naming the question restart its window; sil
     ch->release();
 }
 
-TEST_CASE("a2a questions: an unanswered approval is silent (the gate aborts); a late answer is held",
+TEST_CASE("a2a questions: an unanswered approval is silent (the gate aborts), a late answer is held",
           "[serve][a2a][nats]") {
     env e;
     const auto dir = std::filesystem::temp_directory_path() / ("a2a-questions-" + a2a::new_id());
@@ -221,7 +221,7 @@ TEST_CASE("a2a questions: an unanswered approval is silent (the gate aborts); a 
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a2a questions: an answer that does not fit is ignored with a warning; the question stays open",
+TEST_CASE("a2a questions: an answer that does not fit is ignored with a warning, the question stays open",
           "[serve][a2a][nats]") {
     env e;
     auto ch = e.channel(e.options(true));

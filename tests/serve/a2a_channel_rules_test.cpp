@@ -265,6 +265,16 @@ TEST_CASE("event blocks from run events (§6.4)", "[serve][a2a]") {
     CHECK(tr.call_id == "toolu_1");
     CHECK(tr.is_error);
     CHECK(tr.output == "out");
+    CHECK_FALSE(tr.exec);
+
+    // A command that ran (locally or on a peer) is reported with what ran and how it ended.
+    t.is_error = false;
+    t.exec = agent::exec_info{"stream info ORDERS", 1, true};
+    auto ran = rules::tool_result_event(t);
+    REQUIRE(ran.exec);
+    CHECK(ran.exec->command == "stream info ORDERS");
+    CHECK(ran.exec->exit_code == 1);
+    CHECK(ran.exec->truncated);
 }
 
 TEST_CASE("questions: window floor, sanitizing and the approval shape", "[serve][a2a]") {
@@ -278,6 +288,7 @@ TEST_CASE("questions: window floor, sanitizing and the approval shape", "[serve]
     toolkit::approval_request ar{"stream_rm", "stream rm ORDERS", "ai:confirm", "toolu_4"};
     auto q = rules::approval_question(ar, "Q1", 5min);
     CHECK(q.kind == "approval");
+    CHECK(q.question == R"(confirmation required: "stream_rm" carries tag "ai:confirm")");
     CHECK(q.tool == "stream_rm");
     CHECK(q.command == "stream rm ORDERS");
     CHECK(q.tag == "ai:confirm");

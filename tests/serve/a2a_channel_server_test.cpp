@@ -134,7 +134,7 @@ struct fixture {
 
 }  // namespace
 
-TEST_CASE("a2a end to end: a task runs on the server and its reply set reaches the caller; a continuation follows up",
+TEST_CASE("a2a end to end: a task runs on the server and its reply set reaches the caller, a continuation follows up",
           "[serve][a2a][nats]") {
     fixture f(false);
     raw_caller caller(*f.caller_conn, "svc");

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <cstdlib>
@@ -255,6 +256,26 @@ TEST_CASE("stdin is the null device and the working directory is honoured", "[pr
     spec.work_dir = dir.path.string();
     auto r = run_awaitable(run_process(spec));
     CHECK(r.output == std::filesystem::canonical(dir.path).string() + "\n");
+}
+
+TEST_CASE("a work dir becomes the child's PWD, replacing the inherited one (Go)", "[process]") {
+    temp_dir dir;
+    const char* was = std::getenv("PWD");
+    const std::optional<std::string> saved = was != nullptr ? std::optional<std::string>(was) : std::nullopt;
+    ::setenv("PWD", "/somewhere/else", 1);
+    auto spec = shell("printf '%s\\n' \"$PWD\"; env | grep -c '^PWD='");
+    spec.work_dir = dir.path.string();
+    spec.environment = scrubbed_environment({}, dir.path.string());
+    auto r = run_awaitable(run_process(spec));
+    CHECK(r.output == dir.path.string() + "\n1\n");
+    // Without a work dir the inherited PWD stays.
+    auto inherited = scrubbed_environment();
+    CHECK(std::find(inherited.begin(), inherited.end(), "PWD=/somewhere/else") != inherited.end());
+    if (saved) {
+        ::setenv("PWD", saved->c_str(), 1);
+    } else {
+        ::unsetenv("PWD");
+    }
 }
 
 TEST_CASE("the child starts with the server's signal mask, not the one blocked around the start", "[process]") {

@@ -4,6 +4,7 @@
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/gocompat/time.hpp>
 #include <fiskai/llm/provider.hpp>
+#include <fiskai/knowledge/builtins.hpp>
 #include <fiskai/memory/builtins.hpp>
 #include <fiskai/memory/store.hpp>
 #include <fiskai/runstate/fingerprint.hpp>
@@ -184,6 +185,7 @@ private:
 
         if (auto clash = build_tools()) co_return fail_early(*clash);
         if (auto clash = co_await build_memory()) co_return fail_early(*clash);
+        if (auto clash = build_knowledge()) co_return fail_early(*clash);
         if (tools_.empty()) co_return fail_early(no_tools_text());
         build_definitions();
         build_system();
@@ -217,6 +219,23 @@ private:
         return std::nullopt;
     }
 
+    std::optional<std::string> build_knowledge() {
+        if (!rt_.knowledge) return std::nullopt;
+        for (auto& spec : knowledge::knowledge_tool_specs(rt_.knowledge)) {
+            auto t = toolkit::make_function_tool(std::move(spec));
+            if (by_name_.count(t->name()) != 0) {
+                return fmt::format(
+                    "knowledge adds a built-in tool {} but the application already exposes a tool with that name; "
+                    "exclude or rename it",
+                    gocompat::quote(t->name()));
+            }
+            builtins_.insert(t->name());
+            if (auto clash = claim(t)) return clash;
+        }
+        knowledge_on_ = true;
+        return std::nullopt;
+    }
+
     asio::awaitable<std::optional<std::string>> build_memory() {
         if (!rt_.memory) co_return std::nullopt;
         memory_view_ = std::shared_ptr<memory::view>(rt_.memory->open_view());
@@ -236,12 +255,15 @@ private:
     }
 
     std::string no_tools_text() const {
+        const std::string where =
+            rt_.config_file.empty() ? std::string("the configuration") : gocompat::quote(rt_.config_file);
         if (rt_.cfg.application_path.empty()) {
             return "no tools available: this agent wraps no application (application_path unset) and enables no "
                    "built-in or remote tools; set application_path, or enable harness.knowledge, harness.memory, "
-                   "human_in_the_loop, or remote_tools in the configuration";
+                   "human_in_the_loop, or remote_tools in " +
+                   where;
         }
-        return "no tools available after filtering; check include/exclude in the configuration";
+        return "no tools available after filtering; check include/exclude in " + where;
     }
 
     void build_definitions() {
@@ -281,6 +303,7 @@ private:
         system_.push_back(rt_.cfg.system_prompt);
         if (auto note = hitl_system_note(hitl_names_); !note.empty()) system_.push_back(std::move(note));
         if (memory_view_) system_.emplace_back(memory::memory_system_note());
+        if (knowledge_on_) system_.emplace_back(knowledge::knowledge_system_note());
         fingerprint_.provider = rt_.provider->caps().provider;
         fingerprint_.model = rt_.cfg.llm.model;
         fingerprint_.system_hash = runstate::system_hash(system_);
@@ -358,7 +381,7 @@ private:
                 runstate::provider_mismatch_text(req_.session_id, state.fingerprint.provider, fingerprint_.provider));
         }
         if (auto differences = runstate::diff(state.fingerprint, fingerprint_); !differences.empty()) {
-            if (!follow_up || state.pending) {
+            if (!req_.force && (!follow_up || state.pending)) {
                 auto refused = runstate::drift_text(req_.session_id, differences);
                 if (follow_up) {
                     const std::string hint =
@@ -667,7 +690,8 @@ private:
         auto ran = std::make_shared<bool>(false);
         policy.on_start = [events, call_id, input, ran](const toolkit::tool& t, const std::string& line) {
             *ran = true;
-            events->tool_call(tool_call_trace{call_id, t.name(), line, t.kind(), input});
+            const bool remote = t.kind() == toolkit::tool_kind::remote;
+            events->tool_call(tool_call_trace{call_id, t.name(), line, t.kind(), input, remote, t.remote_agent()});
         };
         events_.status(iteration + 1, "executing-tool", result_.counters.tokens);
         const auto started = std::chrono::steady_clock::now();
@@ -701,8 +725,21 @@ private:
             result_.deferred.push_back(std::move(d));
         }
         if (*ran) {
-            events_.tool_result(tool_result_trace{use.id, use.name, out.result.content, out.result.is_error,
-                                                  outcome.is_deferral(), std::chrono::steady_clock::now() - started});
+            tool_result_trace trace{use.id,
+                                    use.name,
+                                    out.result.content,
+                                    out.result.is_error,
+                                    outcome.is_deferral(),
+                                    std::chrono::steady_clock::now() - started,
+                                    tool->kind() == toolkit::tool_kind::remote,
+                                    std::nullopt};
+            // A remote reply always has the command result's shape; only a peer that ran a
+            // command names one (an in-process tool on the peer sends no exec).
+            if (const auto* ran_command = outcome.command();
+                ran_command != nullptr && (!trace.remote || !ran_command->command.empty())) {
+                trace.exec = exec_info{ran_command->command, ran_command->exit_code, ran_command->truncated};
+            }
+            events_.tool_result(trace);
         }
         co_return out;
     }
@@ -750,6 +787,7 @@ private:
     std::set<std::string, std::less<>> builtins_;
     std::vector<std::string> hitl_names_;
     std::shared_ptr<memory::view> memory_view_;
+    bool knowledge_on_ = false;
     std::string memory_index_;
     std::vector<llm::tool_def> definitions_;
     bool tool_search_ = false;

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -84,6 +86,13 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
                                        "Debian's nats-server package or configure nats_context",
                                        options_.executable, std::strerror(errno)));
     }
+    const bool token_ok = std::all_of(options_.token.begin(), options_.token.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
+    });
+    if (!token_ok) {
+        throw broker_error(errc::broker_failed,
+                           "the embedded NATS server's token may hold only letters, digits, '-' and '_'");
+    }
     char tmpl[] = "/tmp/fisk-ai-broker-XXXXXX";
     if (!::mkdtemp(tmpl))
         throw broker_error(errc::broker_failed,
@@ -103,6 +112,23 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
                                      log_file};
     if (options_.jetstream) {
         args.insert(args.end(), {"-js", "-sd", store_dir_});
+    }
+    // The token travels in a file only this user can read, never in argv (/proc is public).
+    std::string token_file;
+    if (!options_.token.empty()) {
+        token_file = work_dir_ + "/auth.conf";
+        const int fd = ::open(token_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        const auto text = fmt::format("authorization {{ token: \"{}\" }}\n", options_.token);
+        const bool written = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        if (!written) {
+            std::error_code ignored;
+            fs::remove_all(work_dir_, ignored);
+            throw broker_error(errc::broker_failed, fmt::format("writing the embedded NATS server's config {}: {}",
+                                                                token_file, std::strerror(err)));
+        }
+        args.insert(args.end(), {"-c", token_file});
     }
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     std::vector<char*> argv;
@@ -169,6 +195,11 @@ embedded_broker::embedded_broker(broker_options options) : options_(std::move(op
         throw broker_error(errc::broker_failed,
                            fmt::format("starting the embedded NATS server ({}): {}{}{}", options_.executable, failure,
                                        log.empty() ? "" : "; its log ends with:\n", log));
+    }
+    // The server has read its config: the token need not stay on disk.
+    if (!token_file.empty()) {
+        std::error_code ignored;
+        fs::remove(token_file, ignored);
     }
     url_ = fmt::format("nats://{}:{}", options_.host, port_);
 }

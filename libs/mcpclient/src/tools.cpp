@@ -23,8 +23,10 @@ public:
     const std::string& model_description() const override { return description_; }
     const json::object& input_schema() const override { return schema_; }
     const std::vector<std::string>& tags() const override { return tags_; }
-    // Never re-served: the operator trusted this server for this worker's own runs only.
-    toolkit::exposure exposed() const override { return toolkit::exposure::none(); }
+    // Offered to this worker's own agent loop, never re-served over MCP or a2a: the
+    // operator trusted this server for this worker's runs only. (With no surface at all
+    // the loop, which offers only agent-exposed tools, would never show them to the model.)
+    toolkit::exposure exposed() const override { return toolkit::exposure{toolkit::surface::agent}; }
     toolkit::confirm_requirement confirm() const override {
         const auto& server = session_->server();
         if (!server.confirm) return {toolkit::confirm_posture::not_required, {}};

@@ -58,6 +58,7 @@ public:
     }
     toolkit::confirm_requirement confirm() const override { return {toolkit::confirm_posture::not_required, {}}; }
     toolkit::tool_kind kind() const override { return toolkit::tool_kind::remote; }
+    std::string remote_agent() const override { return host_; }
 
     boost::asio::awaitable<toolkit::outcome> call(json::value arguments, toolkit::call_options) override {
         // Models emit null for argument-less tools; the peer treats absent input as {}.

@@ -182,6 +182,8 @@ a2a::tool_result_block tool_result_event(const agent::tool_result_trace& trace) 
     r.call_id = trace.call_id;
     r.is_error = trace.is_error;
     r.output = trace.output;
+    // exec for command tools and for remote tools whose peer ran a command (§6.4).
+    if (trace.exec) r.exec = a2a::exec_result{trace.exec->command, trace.exec->exit_code, trace.exec->truncated};
     return r;
 }
 
@@ -316,7 +318,10 @@ a2a::task_question approval_question(const toolkit::approval_request& r, std::st
     a2a::task_question q;
     q.question_id = std::move(question_id);
     q.kind = "approval";
-    q.question = sanitize(fmt::format("Approve running tool {}?", gocompat::quote(r.tool_name)), 500);
+    // Go's confirm-gate header (survey_prompter printGateHeader), naming the gated tool.
+    q.question = sanitize(fmt::format("confirmation required: {} carries tag {}", gocompat::quote(r.tool_name),
+                                      gocompat::quote(r.trigger_tag)),
+                          500);
     q.call_id = r.call_id;
     q.tool = r.tool_name;
     q.command = sanitize(r.command_line.empty() ? r.tool_name : r.command_line, 2000);

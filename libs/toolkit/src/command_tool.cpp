@@ -59,7 +59,7 @@ boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments,
     process_spec ps;
     ps.executable = runtime_->application_path;
     ps.arguments = argv;
-    ps.environment = scrubbed_environment(runtime_->secret_env_names);
+    ps.environment = scrubbed_environment(runtime_->secret_env_names, options.work_dir);
     ps.work_dir = options.work_dir;
     ps.timeout = options.timeout;
     ps.output_cap = max_tool_output_bytes;

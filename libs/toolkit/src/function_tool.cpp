@@ -20,7 +20,10 @@ public:
     [[nodiscard]] const std::string& name() const override { return spec_.name; }
     [[nodiscard]] const std::string& title() const override { return spec_.title; }
     [[nodiscard]] const std::string& description() const override { return spec_.description; }
-    [[nodiscard]] const std::string& model_description() const override { return model_description_; }
+    // Go's function tools show the model their description as written: no `Tags:` line
+    // (only command tools get one). The text feeds the fingerprint's tools hash, so a
+    // line Go does not add would make C++ and Go sessions refuse each other's resume.
+    [[nodiscard]] const std::string& model_description() const override { return spec_.description; }
     [[nodiscard]] const boost::json::object& input_schema() const override { return spec_.input_schema; }
     [[nodiscard]] const std::vector<std::string>& tags() const override { return spec_.tags; }
     [[nodiscard]] exposure exposed() const override { return *spec_.exposed; }
@@ -41,6 +44,12 @@ public:
         return std::nullopt;
     }
 
+    [[nodiscard]] std::string describe_call(const boost::json::value& arguments) const override {
+        if (!spec_.describe) return spec_.name;
+        auto text = spec_.describe(arguments);
+        return text.empty() ? spec_.name : text;
+    }
+
     boost::asio::awaitable<outcome> call(boost::json::value arguments, call_options options) override {
         if (auto problem = check_arguments(arguments)) co_return outcome::failure(std::move(*problem));
         boost::json::object input;
@@ -52,18 +61,9 @@ public:
         }
     }
 
-    void finish() {
-        std::string tags_line;
-        for (const auto& t : spec_.tags) tags_line += (tags_line.empty() ? "" : ", ") + t;
-        model_description_ = spec_.description;
-        if (!tags_line.empty())
-            model_description_ += (model_description_.empty() ? "" : "\n\n") + ("Tags: " + tags_line);
-    }
-
 private:
     function_tool_spec spec_;
     schema_validator validator_;
-    std::string model_description_;
 };
 
 }  // namespace
@@ -97,9 +97,7 @@ tool_ptr make_function_tool(function_tool_spec spec) {
     if (spec.title.empty()) spec.title = spec.name;
     if (spec.input_schema.empty()) spec.input_schema["type"] = "object";
     schema_validator validator(spec.input_schema);
-    auto t = std::make_shared<function_tool>(std::move(spec), std::move(validator));
-    t->finish();
-    return t;
+    return std::make_shared<function_tool>(std::move(spec), std::move(validator));
 }
 
 }  // namespace fiskai::toolkit

@@ -182,7 +182,8 @@ const std::vector<std::string>& provider_secret_names() {
     return names;
 }
 
-std::vector<std::string> scrubbed_environment(const std::vector<std::string>& extra_secret_names) {
+std::vector<std::string> scrubbed_environment(const std::vector<std::string>& extra_secret_names,
+                                              const std::string& work_dir) {
     auto is_secret = [&](std::string_view name) {
         for (const auto& n : provider_secret_names()) {
             if (n == name) return true;
@@ -199,8 +200,10 @@ std::vector<std::string> scrubbed_environment(const std::vector<std::string>& ex
         const auto name = eq == std::string_view::npos ? entry : entry.substr(0, eq);
         if (eq != std::string_view::npos && is_secret(name)) continue;
         if (name == "LLMFORMAT") continue;  // replaced below
+        if (!work_dir.empty() && name == "PWD") continue;
         env.emplace_back(entry);
     }
+    if (!work_dir.empty()) env.push_back("PWD=" + work_dir);
     env.emplace_back("LLMFORMAT=1");
     return env;
 }

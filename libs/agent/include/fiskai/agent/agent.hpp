@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ class store;
 namespace fiskai::memory {
 class store;
 }  // namespace fiskai::memory
+namespace fiskai::knowledge {
+class store;
+}  // namespace fiskai::knowledge
 namespace fiskai::toolkit {
 class prompter;
 }  // namespace fiskai::toolkit
@@ -50,10 +54,16 @@ struct runtime {
     std::shared_ptr<llm::provider> provider;
     std::shared_ptr<runstate::store> sessions;
     std::shared_ptr<memory::store> memory;  // null when harness.memory is off
+    // Opened read-only once (knowledge::store::open); null when harness.knowledge is off.
+    // Its built-ins and system note are offered to every run.
+    std::shared_ptr<knowledge::store> knowledge;
     // Application, remote, MCP-client and custom tools, fixed at start, in definition order.
     toolkit::tool_list tools;
     config::config cfg;
     limits configured;  // fingerprinted (D16): never a work's lowered budget
+    // The configuration file's path, named by start errors as Go does (`... in "<path>"`);
+    // empty: `in the configuration`.
+    std::string config_file;
 };
 
 enum class session_mode { open_or_create, follow_up };
@@ -81,7 +91,17 @@ struct tool_call_trace {
     std::string name;
     std::string display;  // what runs: a command line, or the tool's name
     toolkit::tool_kind kind = toolkit::tool_kind::function;
-    std::string input;  // compact JSON arguments
+    std::string input;    // compact JSON arguments
+    bool remote = false;  // dispatched to a peer agent (counted in stats::remote_tool_calls)
+    std::string agent;    // the peer a remote tool runs on; empty for local tools
+};
+
+// What a command ran, for a command tool or a remote tool whose peer ran a command
+// (a2a `tool_result.exec`).
+struct exec_info {
+    std::string command;  // path and arguments, space-joined, no binary path
+    std::int64_t exit_code = 0;
+    bool truncated = false;
 };
 
 struct tool_result_trace {
@@ -91,10 +111,12 @@ struct tool_result_trace {
     bool is_error = false;
     bool deferred = false;
     std::chrono::steady_clock::duration took{};
+    bool remote = false;
+    std::optional<exec_info> exec;  // set when a command ran (locally or on the peer)
 };
 
 // Go's warning kinds (`unknown_tool`, `missing_required`, `confirm_no_terminal`,
-// `hitl_no_terminal`, `journal_terminal`, `journal_user`, `resume_paused_turn`,
+// `hitl_no_terminal`, `journal_terminal`, `journal_user`, `journal_close`, `resume_paused_turn`,
 // `memory_index`, `tool_search_unsupported`, `tool_search_disabled`) plus
 // `fingerprint_drift` and `unverified_effect`.
 struct warning {
@@ -132,6 +154,10 @@ struct run_request {
     stop_gate* stop = nullptr;           // null: never parks
     event_sink* events = nullptr;        // null: null_events()
     std::string tool_work_dir;           // absolute existing directory, or empty
+    // Go's `--force`: resume despite configuration drift (never across a provider
+    // change). No channel takes it from the wire: a caller is not the operator who
+    // changed the configuration; an operator's own entry point may set it.
+    bool force = false;
 };
 
 // A question tool that answered with a deferral (its human has not answered yet).

@@ -32,6 +32,11 @@ struct broker_options {
     bool jetstream = true;
     // Appended to the command line (e.g. `-c <file>` for authorisation settings).
     std::vector<std::string> extra_args;
+    // Clients must present this token (letters, digits, '-' and '_'). Never on the command
+    // line, which any local user can read in /proc: it goes in a 0600 config file in the
+    // broker's private directory, given with `-c`, and removed once the server accepts
+    // connections (serve.md Amendment 12). Empty: no authorisation.
+    std::string token;
     // How long the server has to accept connections.
     std::chrono::milliseconds startup_deadline{10000};
     // How long stop() waits after SIGTERM before SIGKILL.

@@ -32,6 +32,8 @@ struct function_tool_spec {
     std::optional<confirm_posture> confirm;
     tool_kind kind = tool_kind::function;
     function_handler handler;
+    // What a call would do, for logs and approval prompts (Go's Trace); unset: the name.
+    std::function<std::string(const boost::json::value& arguments)> describe;
 };
 
 // Throws std::invalid_argument when the spec is incomplete (no name, invalid name, no

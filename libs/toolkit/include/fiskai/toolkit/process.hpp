@@ -58,8 +58,11 @@ struct piped_child {
 [[nodiscard]] piped_child start_piped_child(process_spec spec, std::string& error);
 
 // The parent environment minus credential variables (the fixed provider list plus
-// `extra_secret_names`), with LLMFORMAT=1 appended (last one wins).
-[[nodiscard]] std::vector<std::string> scrubbed_environment(const std::vector<std::string>& extra_secret_names = {});
+// `extra_secret_names`), with LLMFORMAT=1 appended (last one wins). A non-empty `work_dir`
+// replaces the inherited PWD (Go): chdir alone leaves the parent's PWD, so a wrapper
+// reading $PWD would disagree with getcwd.
+[[nodiscard]] std::vector<std::string> scrubbed_environment(const std::vector<std::string>& extra_secret_names = {},
+                                                            const std::string& work_dir = {});
 
 // Credential variables always removed from a child's environment.
 [[nodiscard]] const std::vector<std::string>& provider_secret_names();

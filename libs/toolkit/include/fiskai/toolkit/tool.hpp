@@ -107,7 +107,8 @@ public:
     [[nodiscard]] virtual const std::string& title() const = 0;
     // For people (the `info` table).
     [[nodiscard]] virtual const std::string& description() const = 0;
-    // What models and clients see: help plus a trailing `Tags:` line.
+    // What models and clients see: a command tool's help plus a trailing `Tags:` line;
+    // a function tool's description as written (Go).
     [[nodiscard]] virtual const std::string& model_description() const = 0;
     [[nodiscard]] virtual const boost::json::object& input_schema() const = 0;
     [[nodiscard]] virtual const std::vector<std::string>& tags() const = 0;
@@ -118,6 +119,9 @@ public:
     // Whether these arguments may be run: nullopt, or why not (an in-band error text).
     // Checked before any approval is asked for. The default accepts anything.
     [[nodiscard]] virtual std::optional<std::string> check_arguments(const boost::json::value& arguments) const;
+    // The peer agent a remote tool runs on, for call traces (Go's CallInfo.Agent); empty
+    // for every local tool.
+    [[nodiscard]] virtual std::string remote_agent() const { return {}; }
     // What a call with these (checked) arguments would do, for approval prompts and logs:
     // the command line for a command, the tool's name by default.
     [[nodiscard]] virtual std::string describe_call(const boost::json::value& arguments) const;

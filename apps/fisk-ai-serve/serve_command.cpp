@@ -1,0 +1,295 @@
+// fisk-ai-serve [serve] --config FILE [--embedded-broker] [-v]
+// fisk-ai-serve check --config FILE [--embedded-broker] [-v]
+//
+// serve: load the config (mode serve), build the shared resources (§5.7), the channels of
+// expose.agent and the services, print the banner, serve until a signal. First
+// SIGINT/SIGTERM drains (no new work; runs finish); a second, or drain_timeout spent,
+// cancels the runs and the process exits 130 within 10 s. A channel or service fault
+// drains and exits 2. check: everything up to the banner, then close and exit 0.
+
+#include "commands.hpp"
+
+#include "app_support.hpp"
+
+#include <fiskai/agent/hitl.hpp>
+#include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/duration.hpp>
+#include <fiskai/mcpclient/session.hpp>
+#include <fiskai/memory/builtins.hpp>
+#include <fiskai/serve/banner.hpp>
+#include <fiskai/serve/resources.hpp>
+#include <fiskai/serve/serve.hpp>
+
+#include <fiskai/serve/a2a_channel.hpp>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fiskai::serve_app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+struct serve_options {
+    std::string config_path;
+    bool embedded_broker = false;
+    bool verbose = false;
+};
+
+void add_common_options(CLI::App& cmd, serve_options& o) {
+    cmd.add_option("-c,--config", o.config_path, "The fisk-ai YAML configuration (expose.agent names the channels)");
+    cmd.add_flag("--embedded-broker", o.embedded_broker,
+                 "Carry the channels on a loopback nats-server child instead of nats_context (stores that need NATS "
+                 "still use nats_context)");
+    cmd.add_flag("-v,--verbose", o.verbose, "Log at DEBUG");
+}
+
+// What the channels of expose.agent look like without opening them (check must not join
+// the request queue group: it would take real work). `serve` asks each constructed channel
+// instead (its description(), reached by dynamic_cast, §5.8); the a2a line is the same text.
+// SEAM(queue, slack): their lines come from the config until those channels are merged.
+std::vector<std::string> channel_lines(const config::config& cfg) {
+    std::vector<std::string> lines;
+    if (cfg.a2a_channel_enabled()) {
+        lines.push_back(fmt::format("a2a: requests on choria.fisk-ai.request.{0} (queue group {0}), elicitation {1}",
+                                    cfg.identity, cfg.a2a->prompts->elicitation ? "on" : "off"));
+    }
+    if (cfg.serve.queue) {
+        const auto& q = *cfg.serve.queue;
+        lines.push_back(fmt::format("queue: stream {} consumer {} answers in {}", q.stream,
+                                    q.consumer.empty() ? cfg.identity : q.consumer, q.task_store));
+    }
+    if (cfg.serve.slack) lines.push_back(fmt::format("slack: {}", cfg.serve.slack->api_base_url));
+    return lines;
+}
+
+std::vector<std::string> service_lines(const config::config& cfg, const serve::resources& res) {
+    std::vector<std::string> lines;
+    // SEAM(a2a tool service): serve_tools joins here as a service (its line is
+    // serve::a2a_tools_service_line) once it shares the channel's micro service; until then
+    // load_serve_config warns that this build does not serve the tools.
+    (void)cfg;
+    for (const auto& m : res.summary().mcp_servers) lines.push_back(serve::mcp_client_service_line(m));
+    return lines;
+}
+
+std::string banner(const config::config& cfg, const serve::resources& res,
+                   std::optional<std::vector<std::string>> channels = std::nullopt) {
+    serve::banner_facts f;
+    f.version = std::string(fiskai::app::version);
+    f.identity = cfg.identity;
+    f.provider = cfg.llm.provider;
+    f.model = cfg.llm.model;
+    f.workers = static_cast<std::size_t>(cfg.serve.workers);
+    f.resources = res.summary();
+    f.channel_lines = channels ? std::move(*channels) : channel_lines(cfg);
+    f.service_lines = service_lines(cfg, res);
+    return serve::banner_text(f);
+}
+
+// The MCP-client watcher (§11.4): its run() fails when a session dies, so the server
+// drains and the worker exits 2; stop() never closes a session.
+class mcp_watcher final : public serve::service {
+public:
+    mcp_watcher(asio::any_io_executor ex, std::vector<std::shared_ptr<mcpclient::session>> sessions)
+        : timer_(std::move(ex)), sessions_(std::move(sessions)) {
+        timer_.expires_at(std::chrono::steady_clock::time_point::max());
+    }
+    [[nodiscard]] std::string_view name() const override { return "mcp client"; }
+    asio::awaitable<void> run() override {
+        for (const auto& s : sessions_) {
+            s->on_fault([this, name = s->server().name](const std::string& why) {
+                if (!failure_) failure_ = fmt::format("mcp server \"{}\" is not running: {}", name, why);
+                timer_.cancel();
+            });
+        }
+        while (!stopped_ && !failure_) {
+            boost::system::error_code ec;
+            co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (failure_) throw std::runtime_error(*failure_);
+    }
+    void stop() override {
+        stopped_ = true;
+        timer_.cancel();
+    }
+
+private:
+    asio::steady_timer timer_;
+    std::vector<std::shared_ptr<mcpclient::session>> sessions_;
+    std::optional<std::string> failure_;
+    bool stopped_ = false;
+};
+
+config::config load_serve_config(const serve_options& o) {
+    auto cfg = config::load_file(o.config_path, config::mode::serve, {.embedded_broker = o.embedded_broker});
+    for (const auto& w : cfg.warnings) fiskai::app::log_warning(w);
+    if (cfg.a2a_serving_enabled()) {
+        fiskai::app::log_warning(
+            "expose.agent.a2a.serve_tools is not served by this build of fisk-ai-serve; serve the tools with "
+            "fisk-ai-a2a serve");
+    }
+    return cfg;
+}
+
+asio::awaitable<std::shared_ptr<serve::resources>> build(const config::config& cfg, const serve_options& o) {
+    serve::resource_options ro;
+    ro.config_path = o.config_path;
+    ro.application = fiskai::app::application_options_from(cfg);
+    ro.log = serve_logger(o.verbose);
+    if (o.embedded_broker) {
+        conns::broker_options b;
+        b.jetstream = false;  // the channels need no JetStream; stores use nats_context
+        ro.broker = b;
+    }
+    co_return co_await serve::build_resources(cfg, std::move(ro));
+}
+
+asio::awaitable<int> run_check(serve_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
+    const auto cfg = load_serve_config(o);
+    auto res = co_await build(cfg, o);
+    fmt::print(stderr, "{}", banner(cfg, *res));
+    co_await res->close();
+    co_return exit_code::ok;
+}
+
+// The channels expose.agent names, on the shared resources. Each is released by the
+// server's drain; works hand their outcome back through done().
+std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config& cfg, const serve::resources& res,
+                                                           const asio::any_io_executor& ex,
+                                                           const gocompat::logger& log) {
+    std::vector<std::shared_ptr<serve::channel>> out;
+    if (cfg.a2a_channel_enabled()) {
+        const auto rt = res.runtime();
+        serve::a2a_channel_options o;
+        o.identity = cfg.identity;
+        o.elicitation = cfg.a2a->prompts->elicitation;
+        o.question_timeout = cfg.a2a->prompts->question_timeout;
+        o.accept_window = cfg.a2a->prompts->accept_window;
+        for (const auto& t : rt->tools) o.tool_names.push_back(t->name());
+        if (cfg.harness.human_in_the_loop_enabled) {
+            for (const auto& t : agent::hitl_tools()) o.tool_names.push_back(t->name());
+        }
+        if (cfg.harness.memory.enabled) {
+            for (const auto& t : memory::memory_tools(nullptr)) o.tool_names.push_back(t->name());
+        }
+        o.provider = cfg.llm.provider;
+        o.log = log;
+        out.push_back(std::make_shared<serve::a2a_channel>(*res.channel_nats(), ex, rt->sessions, std::move(o)));
+    }
+    // SEAM(queue, slack): their channels join here when merged; until then a config that
+    // names them is refused rather than half served.
+    if (cfg.queue_channel_enabled()) {
+        throw std::runtime_error("this build of fisk-ai-serve has no queue channel yet; remove expose.agent.queue");
+    }
+    if (cfg.slack_channel_enabled()) {
+        throw std::runtime_error("this build of fisk-ai-serve has no Slack channel yet; remove expose.agent.slack");
+    }
+    return out;
+}
+
+asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
+    const auto cfg = load_serve_config(o);
+    auto res = co_await build(cfg, o);
+    const auto ex = co_await asio::this_coro::executor;
+
+    serve::server_options so;
+    so.workers = static_cast<std::size_t>(cfg.serve.workers);
+    so.report_timeout = cfg.serve.report_timeout;
+    so.log = serve_logger(o.verbose);
+    auto srv = std::make_shared<serve::server>(ex, res->runtime(), so);
+    std::exception_ptr failure;
+
+    std::vector<std::shared_ptr<serve::channel>> channels;
+    try {
+        channels = make_channels(cfg, *res, ex, so.log);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (!failure && channels.empty()) {
+        failure = std::make_exception_ptr(std::runtime_error("this build of fisk-ai-serve has no a2a channel yet"));
+    }
+    if (failure) {
+        co_await res->close();
+        std::rethrow_exception(failure);
+    }
+    std::vector<std::string> lines;
+    for (const auto& ch : channels) {
+        srv->add(ch, {.deliveries_repeat = false});
+        if (const auto* a2a = dynamic_cast<const serve::a2a_channel*>(ch.get())) lines.push_back(a2a->description());
+    }
+    if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
+
+    rt.set_drain_budget(cfg.serve.drain_timeout);
+    rt.set_cancel_grace(std::chrono::seconds(10));
+    rt.on_drain([srv] {
+        fiskai::app::log_info("shutting down: taking no new work, letting running work finish");
+        srv->drain();
+    });
+    rt.on_cancel([srv] { srv->cancel(); });
+
+    fmt::print(stderr, "{}", banner(cfg, *res, std::move(lines)));
+    std::fflush(stderr);
+    int code = exit_code::ok;
+    try {
+        co_await srv->run();
+    } catch (const serve::fault& f) {
+        fiskai::app::process_logger().error(f.what());
+        code = exit_code::fault;
+    }
+    srv.reset();
+    co_await res->close();
+    fmt::print(stderr, "fisk-ai-serve stopped\n");
+    co_return code;
+}
+
+}  // namespace
+
+bool missing_config(const std::string& config_path) {
+    if (!config_path.empty()) return false;
+    fmt::print(stderr,
+               "--config is required: name the fisk-ai YAML configuration\nRun with --help for more information.\n");
+    return true;
+}
+
+gocompat::logger serve_logger(bool verbose) {
+    if (!verbose) return fiskai::app::process_logger();
+    static const gocompat::logger debug = gocompat::stream_logger({.min_level = gocompat::log_level::debug});
+    return debug;
+}
+
+subcommand add_serve_command(CLI::App& parent, CLI::App& top_level) {
+    auto opts = std::make_shared<serve_options>();
+    auto* cmd = parent.add_subcommand("serve", "Run the worker (the default subcommand)");
+    add_common_options(*cmd, *opts);
+    add_common_options(top_level, *opts);
+    cmd->footer(
+        "The first SIGINT/SIGTERM drains (no new work, running work finishes); a second, or "
+        "expose.agent.drain_timeout spent, cancels running work and exits 130.");
+    return {cmd, [opts](fiskai::app::runtime& rt) { return run_serve(rt, *opts); }};
+}
+
+subcommand add_check_command(CLI::App& parent) {
+    auto opts = std::make_shared<serve_options>();
+    auto* cmd = parent.add_subcommand(
+        "check", "Bind everything the worker needs (stores, remote tools, MCP servers), print the banner and exit");
+    add_common_options(*cmd, *opts);
+    return {cmd, [opts](fiskai::app::runtime&) { return run_check(*opts); }};
+}
+
+}  // namespace fiskai::serve_app

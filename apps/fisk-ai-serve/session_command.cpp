@@ -1,0 +1,224 @@
+// fisk-ai-serve session ls|show ID [--transcript]|rm ID --config FILE [--json]
+//
+// The configured session store (harness.sessions), read without the run lock: ls lists
+// every session (newest first), show folds one into its summary (and, with --transcript,
+// its conversation), rm removes one.
+
+#include "commands.hpp"
+
+#include "app_support.hpp"
+
+#include <fiskai/config/config.hpp>
+#include <fiskai/conns/connection.hpp>
+#include <fiskai/gocompat/time.hpp>
+#include <fiskai/gocompat/utf8.hpp>
+#include <fiskai/runstate/store.hpp>
+
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace fiskai::serve_app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+struct session_options {
+    std::string config_path;
+    std::string id;
+    bool json = false;
+    bool transcript = false;
+    bool verbose = false;
+    CLI::App* ls = nullptr;
+    CLI::App* show = nullptr;
+    CLI::App* rm = nullptr;
+};
+
+// One line, whitespace runs folded to one space, at most `max` runes (`...` included
+// when cut).
+std::string one_line(std::string_view s, std::size_t max) {
+    std::string folded;
+    bool space = false;
+    std::size_t runes = 0;
+    std::vector<std::size_t> starts;  // byte offset of each rune in `folded`
+    for (std::size_t i = 0; i < s.size();) {
+        const auto r = gocompat::decode_rune(s, i);
+        const auto bytes = s.substr(i, r.size);
+        i += r.size;
+        if (gocompat::is_space(r.rune)) {
+            space = !folded.empty();
+            continue;
+        }
+        if (space) {
+            starts.push_back(folded.size());
+            folded += ' ';
+            space = false;
+        }
+        starts.push_back(folded.size());
+        folded.append(bytes);
+    }
+    runes = starts.size();
+    if (runes <= max) return folded;
+    return folded.substr(0, starts[max - 3]) + "...";
+}
+
+std::string status_of(const std::optional<runstate::terminal_reason>& t) {
+    return t ? std::string(runstate::to_string(*t)) : std::string("open");
+}
+
+// The store the config names; `nats` holds the connection a JetStream backend borrows.
+struct opened_store {
+    asio::thread_pool pool{1};
+    conns::provider nats;
+    std::shared_ptr<runstate::store> store;
+    ~opened_store() {
+        store.reset();
+        pool.join();
+    }
+};
+
+std::unique_ptr<opened_store> open_store(const session_options& o) {
+    const auto cfg = config::load_file(o.config_path, config::mode::lenient);
+    auto s = std::make_unique<opened_store>();
+    runstate::context ctx;
+    ctx.blocking = s->pool.get_executor();
+    if (runstate::needs_nats(cfg.harness.sessions.backend)) {
+        s->nats = conns::provider::dial(cfg.nats_context, cfg.identity);
+        ctx.nats = s->nats.nats();
+    }
+    s->store = runstate::make_store(cfg.harness.sessions.backend, cfg.harness.sessions.options_json, ctx);
+    return s;
+}
+
+std::string block_line(const llm::content_block& b) {
+    return std::visit(
+        [](const auto& v) -> std::string {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, llm::text_block>) {
+                return v.text;
+            } else if constexpr (std::is_same_v<T, llm::thinking_block>) {
+                return fmt::format("(thinking) {}", one_line(v.text, 200));
+            } else if constexpr (std::is_same_v<T, llm::tool_use_block>) {
+                return fmt::format("-> {} {}", v.name, v.input);
+            } else if constexpr (std::is_same_v<T, llm::tool_result_block>) {
+                return fmt::format("<- {}{}", v.is_error ? "error: " : "", one_line(v.content, 200));
+            } else {
+                return fmt::format("({})", v.kind);
+            }
+        },
+        b);
+}
+
+void print_show(const runstate::run_state& rs, bool transcript) {
+    const auto status = status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt);
+    fmt::print("Session {}\n", rs.run_id);
+    fmt::print("  Status: {}\n", status);
+    if (rs.terminal && !rs.terminal->message.empty()) fmt::print("  Message: {}\n", rs.terminal->message);
+    fmt::print("  Model: {}\n", rs.fingerprint.model);
+    fmt::print("  Created: {}\n", gocompat::format_rfc3339(rs.created));
+    fmt::print("  Next iter: {}\n", rs.next_iteration);
+    fmt::print("  LLM calls: {}\n", rs.counters.llm_calls);
+    fmt::print("  Tool calls: {} (remote {})\n", rs.counters.tool_calls, rs.counters.remote_tool_calls);
+    fmt::print("  Tokens: {} in / {} out\n", rs.counters.in_tokens, rs.counters.out_tokens);
+    if (rs.pending) fmt::print("  Pending: an in-flight tool batch will resume first\n");
+    fmt::print("\nPrompt\n  {}\n", one_line(rs.prompt, 200));
+    if (!transcript) return;
+    fmt::print("\n--- transcript ---\n\n");
+    for (const auto& m : rs.messages) {
+        const char* who = m.who == llm::role::user ? "user" : "assistant";
+        for (const auto& b : m.content) fmt::print("{}: {}\n", who, block_line(b));
+    }
+    if (rs.pending) {
+        for (const auto& b : rs.pending->assistant.content) fmt::print("assistant (pending): {}\n", block_line(b));
+    }
+}
+
+asio::awaitable<int> run_session(session_options o) {
+    if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
+    auto s = open_store(o);
+    if (o.ls->parsed()) {
+        auto listed = co_await s->store->list();
+        if (!listed) throw std::runtime_error(listed.error().message);
+        auto runs = std::move(*listed);
+        std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.updated.seconds, a.updated.nanos) > std::tie(b.updated.seconds, b.updated.nanos);
+        });
+        if (o.json) {
+            boost::json::array out;
+            for (const auto& r : runs) {
+                out.push_back(boost::json::object{{"id", r.run_id},
+                                                  {"created", gocompat::format_rfc3339_nano(r.created)},
+                                                  {"updated", gocompat::format_rfc3339_nano(r.updated)},
+                                                  {"model", r.model},
+                                                  {"status", status_of(r.terminal)},
+                                                  {"prompt", r.prompt}});
+            }
+            fmt::print("{}\n", boost::json::serialize(out));
+            co_return exit_code::ok;
+        }
+        if (runs.empty()) {
+            fmt::print("No sessions in {}\n", s->store->location());
+            co_return exit_code::ok;
+        }
+        std::vector<std::vector<std::string>> rows{{"ID", "CREATED", "UPDATED", "MODEL", "STATUS", "PROMPT"}};
+        for (const auto& r : runs) {
+            rows.push_back({r.run_id, gocompat::format_rfc3339(r.created), gocompat::format_rfc3339(r.updated), r.model,
+                            status_of(r.terminal), one_line(r.prompt, 60)});
+        }
+        std::vector<std::size_t> width(rows.front().size(), 0);
+        for (const auto& row : rows) {
+            for (std::size_t i = 0; i + 1 < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+        }
+        for (const auto& row : rows) {
+            std::string line;
+            for (std::size_t i = 0; i < row.size(); ++i) {
+                line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], width[i]) : row[i];
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            fmt::print("{}\n", line);
+        }
+        co_return exit_code::ok;
+    }
+    if (o.show->parsed()) {
+        auto loaded = co_await s->store->load(o.id);
+        if (!loaded) throw std::runtime_error(loaded.error().message);
+        print_show(*loaded, o.transcript);
+        co_return exit_code::ok;
+    }
+    auto removed = co_await s->store->remove(o.id);
+    if (!removed) throw std::runtime_error(removed.error().message);
+    fmt::print("Removed session {}\n", o.id);
+    co_return exit_code::ok;
+}
+
+}  // namespace
+
+subcommand add_session_command(CLI::App& parent) {
+    auto o = std::make_shared<session_options>();
+    auto* cmd = parent.add_subcommand("session", "Inspect the configured session store (harness.sessions)");
+    cmd->require_subcommand(1);
+    cmd->add_option("-c,--config", o->config_path, "The fisk-ai YAML configuration naming the session store");
+    cmd->add_flag("--json", o->json, "ls: one JSON array on stdout");
+    o->ls = cmd->add_subcommand("ls", "List the sessions, newest first");
+    o->show = cmd->add_subcommand("show", "Show one session's summary");
+    o->show->add_option("id", o->id, "The session id")->required();
+    o->show->add_flag("--transcript", o->transcript, "Also print the conversation");
+    o->rm = cmd->add_subcommand("rm", "Remove one session");
+    o->rm->add_option("id", o->id, "The session id")->required();
+    for (auto* sub : {o->ls, o->show, o->rm}) sub->fallthrough();
+    return {cmd, [o](fiskai::app::runtime&) { return run_session(*o); }};
+}
+
+}  // namespace fiskai::serve_app

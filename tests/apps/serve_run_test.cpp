@@ -1,0 +1,283 @@
+// fisk-ai-serve serving for real: the worker on an embedded broker with fiskai-fake-llm and
+// the demo application, a caller (`fisk-ai-a2a ask`) sending it a task, and the two-stage
+// signals of §5.5 (one SIGTERM drains and exits 0; two during a run cancel it, the session
+// is parked `suspended`, and the worker exits 130).
+
+#include "app_test_support.hpp"
+#include "fake_llm_process.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <spawn.h>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace fiskai;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Polls `done` until it holds or `limit` passes (a condition with a deadline, not a guess).
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= end) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
+
+// A child with stdout and stderr in files; killed and reaped when destroyed.
+class child {
+public:
+    child(std::vector<std::string> argv, const std::vector<std::string>& extra_env, fs::path out, fs::path err)
+        : out_(std::move(out)), err_(std::move(err)) {
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        std::vector<std::string> env(extra_env);
+        for (char** e = environ; *e; ++e) env.emplace_back(*e);
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(a.data());
+        args.push_back(nullptr);
+        std::vector<char*> envp;
+        for (auto& e : env) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+    }
+    ~child() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    child(const child&) = delete;
+    child& operator=(const child&) = delete;
+
+    [[nodiscard]] std::string out() const { return slurp(out_); }
+    [[nodiscard]] std::string err() const { return slurp(err_); }
+    void signal(int sig) const { ::kill(pid_, sig); }
+
+    // The exit code (128 + signal when killed), or -1 when it did not end within `limit`.
+    int wait(std::chrono::milliseconds limit) {
+        int code = -1;
+        wait_until(
+            [&] {
+                int status = 0;
+                if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+                pid_ = -1;
+                code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                return true;
+            },
+            limit);
+        return code;
+    }
+
+private:
+    pid_t pid_ = -1;
+    fs::path out_;
+    fs::path err_;
+};
+
+// The fake LLM (a conversation that answers at once, one that never answers), the worker's
+// config, and the worker itself on an embedded broker.
+struct worker_env {
+    test::scratch_dir dir;
+    std::unique_ptr<test::fake_llm_process> fake;
+    std::string config;
+    std::unique_ptr<child> worker;
+
+    worker_env() {
+        const auto script = dir.write("script.json", R"({"conversations":[
+ {"name":"slow","when":{"prompt_contains":"slowly"},"steps":[{"faults":[{"hang":true}],
+  "reply":{"content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}]},
+ {"name":"ask","when":{"prompt_contains":"permission"},"steps":[
+  {"reply":{"content":[{"type":"tool_use","name":"ask_human_confirm","input":{"question":"Proceed?"}}],
+   "stop_reason":"tool_use"}},
+  {"expect":{"last_tool_result_contains":"true"},
+   "reply":{"content":[{"type":"text","text":"You said yes."}],"stop_reason":"end_turn"}}]},
+ {"name":"quick","steps":[{"reply":{"content":[{"type":"text","text":"Forty-two."}],"stop_reason":"end_turn"}},
+  {"reply":{"content":[{"type":"text","text":"Still forty-two."}],"stop_reason":"end_turn"}}]}]})");
+        fake = std::make_unique<test::fake_llm_process>(
+            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script, "--port", "0", "--exit-with-parent"});
+        config = dir.write("serve.yaml", fmt::format(R"(identity: tester
+system_prompt: You help.
+application_path: {}
+llm:
+  model: fake
+  base_url: http://127.0.0.1:{}
+  max_retries: 0
+harness:
+  human_in_the_loop:
+    enabled: true
+  sessions:
+    backend: file
+    options:
+      directory: {}
+expose:
+  agent:
+    workers: 1
+    a2a:
+      prompts: {{}}
+)",
+                                                     FISK_DEMO_PATH, fake->port(), (dir.path / "runs").string()));
+    }
+
+    // Starts the worker and waits for the end of its banner; returns the broker URL.
+    std::string start() {
+        worker = std::make_unique<child>(
+            std::vector<std::string>{FISK_AI_SERVE_PATH, "--config", config, "--embedded-broker"},
+            std::vector<std::string>{"ANTHROPIC_API_KEY=test-key"}, dir.path / "worker.out", dir.path / "worker.err");
+        REQUIRE(wait_until([&] { return worker->err().find("services:\n") != std::string::npos; }, 20s));
+        const auto err = worker->err();
+        const auto at = err.find("(nats://");
+        REQUIRE(at != std::string::npos);
+        const auto url = err.substr(at + 1, err.find(')', at) - at - 1);
+        fs::create_directories(dir.path / "xdg/nats/context");
+        std::ofstream(dir.path / "xdg/nats/context/w.json") << R"({"url":")" << url << R"("})";
+        return url;
+    }
+
+    std::unique_ptr<child> ask(const std::string& prompt, const std::string& name) {
+        return std::make_unique<child>(
+            std::vector<std::string>{FISK_AI_A2A_PATH, "ask", "tester", "--context", "w", prompt},
+            std::vector<std::string>{"XDG_CONFIG_HOME=" + (dir.path / "xdg").string()}, dir.path / (name + ".out"),
+            dir.path / (name + ".err"));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("serve answers a task, and one SIGTERM drains and exits 0", "[serve_run]") {
+    worker_env e;
+    e.start();
+    auto caller = e.ask("what is the answer?", "ask");
+    const int asked = caller->wait(30s);
+    INFO(caller->err());
+    CHECK(asked == 0);
+    CHECK(caller->out() == "Forty-two.\n");
+
+    e.worker->signal(SIGTERM);
+    const int code = e.worker->wait(20s);
+    INFO(e.worker->err());
+    CHECK(code == 0);
+    CHECK_THAT(e.worker->err(), Catch::Contains("fisk-ai-serve stopped"));
+}
+
+TEST_CASE("two SIGTERMs during a run cancel it, park the session suspended and exit 130", "[serve_run]") {
+    worker_env e;
+    e.start();
+    auto caller = e.ask("do it slowly", "slow");
+    REQUIRE(wait_until([&] { return e.worker->err().find("work started") != std::string::npos; }, 20s));
+
+    e.worker->signal(SIGTERM);
+    // The first signal only drains: the run goes on.
+    REQUIRE(wait_until([&] { return e.worker->err().find("shutting down") != std::string::npos; }, 10s));
+    e.worker->signal(SIGTERM);
+    const int code = e.worker->wait(15s);
+    INFO(e.worker->err());
+    CHECK(code == 130);
+
+    // The caller hears the terminal (§6.4): error, code interrupted (exit 1).
+    const int heard = caller->wait(20s);
+    INFO(caller->err());
+    CHECK(heard == 1);
+    CHECK_THAT(caller->err(), Catch::Contains("interrupted"));
+
+    const auto cfg = e.config;
+    const auto ls = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, cfg));
+    INFO(ls.out);
+    CHECK_THAT(ls.out, Catch::Contains("\"status\":\"suspended\""));
+}
+
+TEST_CASE("run hosts the agent on its own broker: the answer on stdout, events on stderr, --continue resumes",
+          "[serve_run]") {
+    worker_env e;
+    const auto first =
+        test::run_shell(fmt::format("ANTHROPIC_API_KEY=test-key {} run --config {} what is the answer "
+                                    "2>{}",
+                                    FISK_AI_SERVE_PATH, e.config, (e.dir.path / "run.err").string()));
+    const auto err = slurp(e.dir.path / "run.err");
+    INFO(err);
+    CHECK(first.exit_code == 0);
+    CHECK(first.out == "Forty-two.\n");
+    CHECK_THAT(err, Catch::Contains("· calling-llm (iteration 1)"));
+    // The hosted worker's own records stay out of the terminal without -v.
+    CHECK_THAT(err, !Catch::Contains("work started"));
+
+    // One session, opened by the terminal's identity; a continuation lands in it.
+    const auto ls = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, e.config));
+    REQUIRE(ls.exit_code == 0);
+    const auto id_at = ls.out.find("\"id\":\"a2a-");
+    REQUIRE(id_at != std::string::npos);
+
+    // The task id is the request id the caller chose: read it back from --json.
+    const auto json_run = test::run_shell(fmt::format(
+        "ANTHROPIC_API_KEY=test-key {} run --json --config {} again 2>/dev/null", FISK_AI_SERVE_PATH, e.config));
+    REQUIRE(json_run.exit_code == 0);
+    const auto req_at = json_run.out.find("\"request\":\"");
+    REQUIRE(req_at != std::string::npos);
+    const auto task = json_run.out.substr(req_at + 11, json_run.out.find('"', req_at + 11) - req_at - 11);
+    const auto before = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, e.config));
+    const auto cont = test::run_shell(fmt::format(
+        "ANTHROPIC_API_KEY=test-key {} run --config {} --continue {} more 2>&1", FISK_AI_SERVE_PATH, e.config, task));
+    INFO(cont.out);
+    CHECK(cont.exit_code == 0);
+    // The model saw the earlier turn: the fake answered its second step.
+    CHECK_THAT(cont.out, Catch::Contains("Still forty-two.\n"));
+    const auto after = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, e.config));
+    // The continuation opened no new session.
+    CHECK(std::count(after.out.begin(), after.out.end(), '{') == std::count(before.out.begin(), before.out.end(), '{'));
+}
+
+TEST_CASE("run: the first Ctrl-C sends cancel, the second cancels the hosted run and exits 130", "[serve_run]") {
+    worker_env e;
+    child run({FISK_AI_SERVE_PATH, "run", "--config", e.config, "do it slowly"}, {"ANTHROPIC_API_KEY=test-key"},
+              e.dir.path / "run.out", e.dir.path / "run.err");
+    REQUIRE(wait_until([&] { return run.err().find("calling-llm") != std::string::npos; }, 20s));
+    run.signal(SIGINT);
+    REQUIRE(wait_until([&] { return run.err().find("cancelling;") != std::string::npos; }, 10s));
+    run.signal(SIGINT);
+    const int code = run.wait(20s);
+    INFO(run.err());
+    CHECK(code == 130);
+    // The hosted run was parked, not lost: its session is suspended.
+    const auto ls = test::run_shell(fmt::format("{} session ls --json --config {}", FISK_AI_SERVE_PATH, e.config));
+    CHECK_THAT(ls.out, Catch::Contains("\"status\":\"suspended\""));
+}
+
+TEST_CASE("run at a terminal answers the agent's question from the keyboard", "[serve_run]") {
+    worker_env e;
+    // The answer is typed ahead: the pseudo-terminal holds it until the prompter reads.
+    const auto r = test::run_shell(fmt::format(
+        "printf 'y\\r' | ANTHROPIC_API_KEY=test-key script -qfec \"{} run --config {} 'ask permission'\" /dev/null",
+        FISK_AI_SERVE_PATH, e.config));
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("? Proceed? [y/N]"));
+    CHECK_THAT(r.out, Catch::Contains("ask_human_confirm ok: {\"confirmed\":true}"));
+    CHECK_THAT(r.out, Catch::Contains("You said yes."));
+}
