@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
     cli.set_version_flag("--version", fmt::format("fisk-ai-a2a {}", fiskai::app::version));
 
     const std::vector<app::subcommand> commands = {
-        app::add_check_command(cli), app::add_serve_command(cli), app::add_discover_command(cli),
-        app::add_info_command(cli),  app::add_ask_command(cli),
+        app::add_check_command(cli),  app::add_serve_command(cli),        app::add_discover_command(cli),
+        app::add_info_command(cli),   app::add_ask_command(cli),          app::add_enqueue_command(cli),
+        app::add_answer_command(cli), app::add_dead_letters_command(cli),
     };
     fiskai::app::add_log_format_option(cli);
     if (const auto code = fiskai::app::parse_command_line(cli, argc, argv)) return *code;

@@ -22,6 +22,11 @@ subcommand add_serve_command(CLI::App& parent);
 subcommand add_discover_command(CLI::App& parent);
 // `info --config F [--json]`: what this agent serves and each remote host's status.
 subcommand add_info_command(CLI::App& parent);
+// `enqueue AGENT [PROMPT...]` and `answer AGENT TASK`: the queue's producer (queue_command.cpp).
+subcommand add_enqueue_command(CLI::App& parent);
+subcommand add_answer_command(CLI::App& parent);
+// `dead-letters AGENT [--retry TASK]`: the queue's dead letters (queue_command.cpp).
+subcommand add_dead_letters_command(CLI::App& parent);
 
 // `ask <agent> [prompt...]`: sends a task over the task flow and follows it (serve.md §9.2).
 subcommand add_ask_command(CLI::App& parent);

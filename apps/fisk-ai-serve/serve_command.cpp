@@ -21,10 +21,12 @@
 #include <fiskai/serve/serve.hpp>
 
 #include <fiskai/serve/a2a_channel.hpp>
-#include <fiskai/serve/slack_channel.hpp>
 #include <fiskai/serve/a2a_tool_service.hpp>
+#include <fiskai/serve/queue_channel.hpp>
+#include <fiskai/serve/slack_channel.hpp>
 
 #include <fiskai/a2a/server.hpp>
+#include <fiskai/jetstream/context.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -66,18 +68,15 @@ void add_common_options(CLI::App& cmd, serve_options& o) {
 // What the channels of expose.agent look like without opening them (check must not join
 // the request queue group: it would take real work). `serve` asks each constructed channel
 // instead (its description(), reached by dynamic_cast, §5.8); the a2a line is the same text.
-// SEAM(queue, slack): their lines come from the config until those channels are merged.
-std::vector<std::string> channel_lines(const config::config& cfg) {
+// The queue's line is the bound channel's description() (check binds it); Slack's comes
+// from the config, since check does not connect to Slack.
+std::vector<std::string> channel_lines(const config::config& cfg, const std::string& queue_line = {}) {
     std::vector<std::string> lines;
     if (cfg.a2a_channel_enabled()) {
         lines.push_back(fmt::format("a2a: requests on choria.fisk-ai.request.{0} (queue group {0}), elicitation {1}",
                                     cfg.identity, cfg.a2a->prompts->elicitation ? "on" : "off"));
     }
-    if (cfg.serve.queue) {
-        const auto& q = *cfg.serve.queue;
-        lines.push_back(fmt::format("queue: stream {} consumer {} answers in {}", q.stream,
-                                    q.consumer.empty() ? cfg.identity : q.consumer, q.task_store));
-    }
+    if (cfg.serve.queue && !queue_line.empty()) lines.push_back(queue_line);
     if (cfg.serve.slack) lines.push_back(fmt::format("slack: {}", cfg.serve.slack->api_base_url));
     return lines;
 }
@@ -169,11 +168,72 @@ asio::awaitable<std::shared_ptr<serve::resources>> build(const config::config& c
     co_return co_await serve::build_resources(cfg, std::move(ro));
 }
 
+// The tools a run has, by name (tool hints naming others are left out of a prompt).
+std::vector<std::string> run_tool_names(const config::config& cfg, const serve::resources& res) {
+    std::vector<std::string> names;
+    for (const auto& t : res.runtime()->tools) names.push_back(t->name());
+    if (cfg.harness.human_in_the_loop_enabled) {
+        for (const auto& t : agent::hitl_tools()) names.push_back(t->name());
+    }
+    if (cfg.harness.memory.enabled) {
+        for (const auto& t : memory::memory_tools(nullptr)) names.push_back(t->name());
+    }
+    return names;
+}
+
+// The queue channel (§7) on store_nats, with the JetStream context it needs; members are
+// destroyed channel first, then the context, both before the resources close.
+struct queue_binding {
+    std::unique_ptr<jetstream::context> js;
+    std::shared_ptr<serve::queue_channel> channel;
+};
+
+// Binds the operator's stream, bucket, consumer (and dead-letter stream); each missing or
+// different piece is refused with its `nats …` command (serve::queue_error).
+asio::awaitable<std::unique_ptr<queue_binding>> open_queue(const config::config& cfg, const serve::resources& res,
+                                                           asio::any_io_executor ex, gocompat::logger log) {
+    const auto& q = *cfg.serve.queue;
+    auto* nats = res.store_nats();
+    if (!nats) throw std::runtime_error("queue: no NATS connection for the queue; set nats_context");
+    auto b = std::make_unique<queue_binding>();
+    b->js = std::make_unique<jetstream::context>(*nats, res.blocking());
+    serve::queue_channel_options qo;
+    qo.identity = cfg.identity;
+    qo.stream = q.stream;
+    qo.task_store = q.task_store;
+    qo.consumer = q.consumer.empty() ? cfg.identity : q.consumer;
+    qo.ack_wait = q.ack_wait;
+    qo.max_deliver = q.max_deliver;
+    qo.dead_letter = q.dead_letter;
+    qo.context_name = cfg.nats_context;
+    qo.tool_names = run_tool_names(cfg, res);
+    qo.log = std::move(log);
+    b->channel = co_await serve::queue_channel::open(*nats, *b->js, std::move(ex), std::move(qo));
+    co_return b;
+}
+
 asio::awaitable<int> run_check(serve_options o) {
     if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     const auto cfg = load_serve_config(o);
     auto res = co_await build(cfg, o);
-    fmt::print(stderr, "{}", banner(cfg, *res));
+    std::string queue_line;
+    std::exception_ptr failure;
+    if (cfg.queue_channel_enabled()) {
+        try {
+            // Bound and released at once: it fetches nothing, so no job is taken.
+            const auto ex = co_await asio::this_coro::executor;
+            auto q = co_await open_queue(cfg, *res, ex, serve_logger(o.verbose));
+            queue_line = q->channel->description();
+            q->channel->release();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    }
+    if (failure) {
+        co_await res->close();
+        std::rethrow_exception(failure);
+    }
+    fmt::print(stderr, "{}", banner(cfg, *res, channel_lines(cfg, queue_line)));
     co_await res->close();
     co_return exit_code::ok;
 }
@@ -193,23 +253,13 @@ std::vector<std::shared_ptr<serve::channel>> make_channels(const config::config&
         o.elicitation = cfg.a2a->prompts->elicitation;
         o.question_timeout = cfg.a2a->prompts->question_timeout;
         o.accept_window = cfg.a2a->prompts->accept_window;
-        for (const auto& t : rt->tools) o.tool_names.push_back(t->name());
-        if (cfg.harness.human_in_the_loop_enabled) {
-            for (const auto& t : agent::hitl_tools()) o.tool_names.push_back(t->name());
-        }
-        if (cfg.harness.memory.enabled) {
-            for (const auto& t : memory::memory_tools(nullptr)) o.tool_names.push_back(t->name());
-        }
+        o.tool_names = run_tool_names(cfg, res);
         o.provider = cfg.llm.provider;
         o.log = log;
         if (tool_service) o.request_service = tool_service->micro_service();
         out.push_back(std::make_shared<serve::a2a_channel>(*res.channel_nats(), ex, rt->sessions, std::move(o)));
     }
-    // SEAM(queue, slack): their channels join here when merged; until then a config that
-    // names them is refused rather than half served.
-    if (cfg.queue_channel_enabled()) {
-        throw std::runtime_error("this build of fisk-ai-serve has no queue channel yet; remove expose.agent.queue");
-    }
+    // The queue channel is opened by run_serve (its binding awaits).
     if (cfg.slack_channel_enabled()) {
         // Tokens from the environment only (§8.1); the channel connects in start().
         auto options = serve::slack_channel_options_from(*cfg.serve.slack, cfg.identity, log);
@@ -234,6 +284,7 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
 
     std::vector<std::shared_ptr<serve::channel>> channels;
     std::shared_ptr<serve::a2a_tool_service> tool_service;
+    std::unique_ptr<queue_binding> queue;
     try {
         // The tool service first: it opens the micro service the channel's intake joins.
         if (cfg.a2a_serving_enabled()) {
@@ -245,15 +296,17 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
         for (const auto& ch : channels) {
             if (auto* slack = dynamic_cast<serve::slack_channel*>(ch.get())) co_await slack->start();
         }
+        if (cfg.queue_channel_enabled()) queue = co_await open_queue(cfg, *res, ex, so.log);
     } catch (...) {
         failure = std::current_exception();
     }
-    if (!failure && channels.empty() && !tool_service) {
+    if (!failure && channels.empty() && !tool_service && !queue) {
         failure = std::make_exception_ptr(std::runtime_error("this build of fisk-ai-serve has no a2a channel yet"));
     }
     if (failure) {
         channels.clear();
         tool_service.reset();
+        queue.reset();
         co_await res->close();
         std::rethrow_exception(failure);
     }
@@ -269,6 +322,11 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     if (tool_service) {
         srv->add(tool_service);
         served_tools = tool_service->tools();
+    }
+    // Deliveries repeat: a job comes again after a crash or a lost ack (§7.3).
+    if (queue) {
+        srv->add(queue->channel, {.deliveries_repeat = true});
+        lines.push_back(queue->channel->description());
     }
     if (!res->mcp_sessions().empty()) srv->add(std::make_shared<mcp_watcher>(ex, res->mcp_sessions()));
 
@@ -295,6 +353,8 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
     }
     srv.reset();
     tool_service.reset();
+    channels.clear();
+    queue.reset();
     co_await res->close();
     fmt::print(stderr, "fisk-ai-serve stopped\n");
     co_return code;

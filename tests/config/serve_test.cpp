@@ -171,6 +171,8 @@ TEST_CASE("config: expose.agent.queue", "[config][serve]") {
         CHECK(c.serve.queue->ack_wait == 3s);
         CHECK(c.serve.queue->max_deliver == 100);
         CHECK(lenient("expose: {agent: {queue: {max_deliver: 1}}}").serve.queue->max_deliver == 1);
+        CHECK(c.serve.queue->dead_letter.empty());
+        CHECK(lenient("expose: {agent: {queue: {dead_letter: FISK_DEAD}}}").serve.queue->dead_letter == "FISK_DEAD");
     }
     SECTION("refusals") {
         CHECK(parse_error("expose: {agent: {queue: {ack_wait: 2s}}}") ==
@@ -192,6 +194,8 @@ TEST_CASE("config: expose.agent.queue", "[config][serve]") {
               "invalid expose.agent.queue.stream \"fisk.work\"" + name_rule);
         CHECK(parse_error("expose: {agent: {queue: {task_store: \"TASKS >\"}}}") ==
               "invalid expose.agent.queue.task_store \"TASKS >\"" + name_rule);
+        CHECK(parse_error("expose: {agent: {queue: {dead_letter: dead.jobs}}}") ==
+              "invalid expose.agent.queue.dead_letter \"dead.jobs\"" + name_rule);
         CHECK(parse_error("expose: {agent: {queue: {consumer: \"a*\"}}}") ==
               "invalid expose.agent.queue.consumer \"a*\"" + name_rule);
         CHECK(parse_error("expose: {agent: {queue: {streem: W}}}") ==

@@ -214,6 +214,7 @@ void prepare_serve(detail::raw_serve& raw, config& c) {
         check_jetstream_name(q.stream, "expose.agent.queue.stream");
         check_jetstream_name(q.task_store, "expose.agent.queue.task_store");
         check_jetstream_name(q.consumer, "expose.agent.queue.consumer");
+        if (!q.dead_letter.empty()) check_jetstream_name(q.dead_letter, "expose.agent.queue.dead_letter");
         q.ack_wait = prepare_duration(raw.queue->ack_wait, "expose.agent.queue.ack_wait", default_queue_ack_wait);
         if (q.ack_wait < min_queue_ack_wait) {
             throw config_error(fmt::format("invalid expose.agent.queue.ack_wait {}: must be at least {}",

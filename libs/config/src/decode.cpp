@@ -56,7 +56,7 @@ const std::vector<std::pair<std::string_view, key_list>>& schema() {
           "serve_remote_tools", "allowed_origins", "max_connections"}},
         {"expose.agent.a2a", {"serve_tools", "max_concurrent_tools", "tool_timeout", "prompts"}},
         {"expose.agent.a2a.prompts", {"elicitation", "question_timeout", "accept_window"}},
-        {"expose.agent.queue", {"stream", "task_store", "consumer", "ack_wait", "max_deliver"}},
+        {"expose.agent.queue", {"stream", "task_store", "consumer", "ack_wait", "max_deliver", "dead_letter"}},
         {"expose.agent.slack",
          {"app_token_env", "bot_token_env", "api_base_url", "channels", "approvers", "question_timeout",
           "max_admitted"}},
@@ -617,6 +617,7 @@ void read_expose(const mapping& top, raw_config& raw) {
         read(queue, "consumer", out.settings.consumer);
         read(queue, "ack_wait", out.ack_wait);
         read_int(queue, "max_deliver", out.max_deliver);
+        read(queue, "dead_letter", out.settings.dead_letter);
     }
     if (const field* f = agent.get("slack")) {
         const mapping slack(f->value, f->path, "expose.agent.slack", f->line);

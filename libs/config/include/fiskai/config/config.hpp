@@ -130,6 +130,9 @@ struct queue_settings {
     std::string consumer;  // defaults to the identity
     std::chrono::nanoseconds ack_wait = default_queue_ack_wait;
     int max_deliver = default_queue_max_deliver;
+    // The operator's dead-letter stream for jobs past max deliveries or that are not tasks;
+    // empty: none (allowed; the worker says so once at startup).
+    std::string dead_letter;
 };
 
 inline constexpr std::string_view default_slack_app_token_env = "SLACK_APP_TOKEN";
