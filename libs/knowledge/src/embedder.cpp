@@ -4,6 +4,7 @@
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/net/http_client.hpp>
 #include <fiskai/net/url.hpp>
 
@@ -24,20 +25,6 @@ constexpr std::size_t max_query_chars = 8192;
 constexpr std::size_t embed_batch_size = 64;
 constexpr std::size_t max_embed_input_bytes = 128 * 1024;
 constexpr std::size_t max_embed_response_bytes = std::size_t{64} << 20;
-
-bool valid_utf8(std::string_view s) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (n == 0 || i + n > s.size()) return false;
-        for (std::size_t k = 1; k < n; ++k) {
-            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-        }
-        i += n;
-    }
-    return true;
-}
 
 bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n\v\f") == std::string_view::npos; }
 
@@ -78,7 +65,7 @@ public:
         if (text.size() > max_query_chars) {
             text.resize(max_query_chars);
             // Back off a partial trailing rune so the input stays valid UTF-8.
-            while (!text.empty() && !valid_utf8(text)) text.pop_back();
+            while (!text.empty() && !gocompat::is_valid_utf8(text)) text.pop_back();
         }
         std::vector<std::string> inputs{query_prefix_ + text};
         auto vecs = co_await embed_batch(std::move(inputs));
@@ -143,7 +130,7 @@ private:
     boost::asio::awaitable<embed_result<std::vector<std::vector<float>>>> embed_batch(std::vector<std::string> inputs) {
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             if (blank(inputs[i])) co_return fmt::format("embedding input {} is empty", i);
-            if (!valid_utf8(inputs[i])) co_return fmt::format("embedding input {} is not valid UTF-8", i);
+            if (!gocompat::is_valid_utf8(inputs[i])) co_return fmt::format("embedding input {} is not valid UTF-8", i);
             if (inputs[i].size() > max_embed_input_bytes) {
                 co_return fmt::format("embedding input {} is too large: {} bytes, limit is {}", i, inputs[i].size(),
                                       max_embed_input_bytes);

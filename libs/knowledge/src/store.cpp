@@ -10,6 +10,7 @@
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/knowledge/chunk.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -60,20 +61,6 @@ const std::set<std::string>& default_extensions() {
 std::string lower(std::string s) {
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
-}
-
-bool valid_utf8(std::string_view s) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (n == 0 || i + n > s.size()) return false;
-        for (std::size_t k = 1; k < n; ++k) {
-            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-        }
-        i += n;
-    }
-    return true;
 }
 
 std::string sha256_hex(std::string_view data) {
@@ -550,7 +537,7 @@ struct store::impl {
                 note(o, fmt::format("skipping binary file {}", gocompat::quote(c.key)));
                 continue;
             }
-            if (!valid_utf8(data)) {
+            if (!gocompat::is_valid_utf8(data)) {
                 note(o, fmt::format("skipping non-UTF-8 file {}", gocompat::quote(c.key)));
                 continue;
             }
