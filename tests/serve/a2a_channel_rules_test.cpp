@@ -97,6 +97,28 @@ TEST_CASE("admit: a request older than the accept window is refused expired (Ame
     CHECK(ref->reason.ends_with(" before a worker could take it; the caller has given up; send it again"));
 }
 
+TEST_CASE("admit: times at the ends of the wire's range are compared without overflow", "[serve][a2a]") {
+    // Year 1 (Go's zero time) is far outside what nanoseconds since the epoch can hold: it
+    // is simply old, so it expired; a time in year 9999 has not waited at all.
+    auto old_request = request();
+    old_request.time = a2a::timestamp();
+    auto d = rules::admit(old_request, opts());
+    auto* ref = std::get_if<rules::refusal>(&d);
+    REQUIRE(ref);
+    CHECK(ref->code == "expired");
+
+    auto future_request = request();
+    auto parsed = a2a::timestamp::parse("9999-12-31T23:59:59Z");
+    REQUIRE(parsed);
+    future_request.time = *parsed;
+    CHECK(std::holds_alternative<rules::admitted>(rules::admit(future_request, opts())));
+
+    // Without a window (the queue) age never refuses.
+    auto o = opts();
+    o.accept_window = std::nullopt;
+    CHECK(std::holds_alternative<rules::admitted>(rules::admit(old_request, o)));
+}
+
 TEST_CASE("admit: hostile ids and senders are malformed, never subjects", "[serve][a2a]") {
     for (const std::string& bad : std::vector<std::string>{"a.b", "*", ">", std::string(65, 'x'), ""}) {
         auto r = request();

@@ -71,16 +71,14 @@ std::variant<admitted, refusal, malformed> admit(const a2a::task_request& reques
     }
     // Amendment 9: a request that waited longer than the accept window has a caller that
     // gave up on it.
-    const auto sent =
-        std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            request.time.seconds().time_since_epoch() + std::chrono::nanoseconds(request.time.nanoseconds())));
-    const auto waited = options.now - sent;
-    if (waited > options.accept_window) {
-        const auto shown = std::chrono::duration_cast<std::chrono::seconds>(waited);
+    // In whole seconds: nanoseconds since the epoch overflow for the years the wire allows
+    // (0000-9999), and a hostile `time` must not reach signed overflow.
+    const auto waited = std::chrono::floor<std::chrono::seconds>(options.now) - request.time.seconds();
+    if (options.accept_window && waited > std::chrono::ceil<std::chrono::seconds>(*options.accept_window)) {
         return refusal{std::string(code::expired),
                        fmt::format("the task waited {} before a worker could take it; the caller has given up; send it "
                                    "again",
-                                   gocompat::format_duration(shown))};
+                                   gocompat::format_duration(waited))};
     }
     a.prompt = compose_prompt(request.prompt, request.context, request.tool_hints, options.tool_names);
     return a;

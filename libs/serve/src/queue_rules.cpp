@@ -60,10 +60,8 @@ std::variant<job, invalid_job> decode_job(std::string_view body, const std::opti
 
     a2a_rules::admit_options ao;
     ao.identity = identity;
-    // A job may wait in the stream for as long as the operator keeps it: no accept window,
-    // so "now" is the job's own time (no clock arithmetic on a year-1 timestamp either).
-    ao.now = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-        request.time.seconds().time_since_epoch() + std::chrono::nanoseconds(request.time.nanoseconds())));
+    // A job may wait in the stream for as long as the operator keeps it: no accept window.
+    ao.accept_window = std::nullopt;
     ao.tool_names = tool_names;
     auto decided = a2a_rules::admit(request, ao);
     if (auto* m = std::get_if<a2a_rules::malformed>(&decided)) return invalid_job{task, m->text};

@@ -69,7 +69,8 @@ struct admitted {
 
 struct admit_options {
     std::string_view identity;
-    std::chrono::nanoseconds accept_window{std::chrono::seconds(60)};
+    // Unset: no window (a queue job may wait in its stream for as long as the operator keeps it).
+    std::optional<std::chrono::nanoseconds> accept_window{std::chrono::seconds(60)};
     std::chrono::system_clock::time_point now;
     std::span<const std::string> tool_names;  // the tools a run has, for tool hints
 };
