@@ -33,6 +33,13 @@ std::string compose_prompt(std::string_view prompt, std::string_view context, st
     return out;
 }
 
+namespace {
+// An age as a Go duration can show it: ages past ~292 years (Go's zero time) are capped.
+std::chrono::seconds shown_age(std::chrono::seconds waited) {
+    return std::min(waited, std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds::max()));
+}
+}  // namespace
+
 std::variant<admitted, refusal, malformed> admit(const a2a::task_request& request, const admit_options& options) {
     // The ids become subject tokens; the validator checked them, this keeps the rule local.
     if (!token_ok(request.request, 64))
@@ -78,7 +85,7 @@ std::variant<admitted, refusal, malformed> admit(const a2a::task_request& reques
         return refusal{std::string(code::expired),
                        fmt::format("the task waited {} before a worker could take it; the caller has given up; send it "
                                    "again",
-                                   gocompat::format_duration(waited))};
+                                   gocompat::format_duration(shown_age(waited)))};
     }
     a.prompt = compose_prompt(request.prompt, request.context, request.tool_hints, options.tool_names);
     return a;
