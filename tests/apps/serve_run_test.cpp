@@ -44,76 +44,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Polls `done` until it holds or `limit` passes (a condition with a deadline, not a guess).
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() >= end) return false;
-        std::this_thread::sleep_for(20ms);
-    }
-    return true;
-}
-
-// A child with stdout and stderr in files; killed and reaped when destroyed.
-class child {
-public:
-    child(std::vector<std::string> argv, const std::vector<std::string>& extra_env, fs::path out, fs::path err)
-        : out_(std::move(out)), err_(std::move(err)) {
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        std::vector<std::string> env(extra_env);
-        for (char** e = environ; *e; ++e) env.emplace_back(*e);
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(a.data());
-        args.push_back(nullptr);
-        std::vector<char*> envp;
-        for (auto& e : env) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
-        posix_spawn_file_actions_destroy(&actions);
-        if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
-    }
-    ~child() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-    }
-    child(const child&) = delete;
-    child& operator=(const child&) = delete;
-
-    [[nodiscard]] std::string out() const { return slurp(out_); }
-    [[nodiscard]] std::string err() const { return slurp(err_); }
-    void signal(int sig) const { ::kill(pid_, sig); }
-
-    // The exit code (128 + signal when killed), or -1 when it did not end within `limit`.
-    int wait(std::chrono::milliseconds limit) {
-        int code = -1;
-        wait_until(
-            [&] {
-                int status = 0;
-                if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-                pid_ = -1;
-                code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-                return true;
-            },
-            limit);
-        return code;
-    }
-
-private:
-    pid_t pid_ = -1;
-    fs::path out_;
-    fs::path err_;
-};
+using test::child;
+using test::slurp;
+using test::wait_until;
 
 // The fake LLM (a conversation that answers at once, one that never answers), the worker's
 // config, and the worker itself on an embedded broker.
