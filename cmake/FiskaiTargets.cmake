@@ -10,6 +10,12 @@ target_compile_options(fiskai_warnings INTERFACE
 if(FISKAI_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+  # Each of the suite's executables carries every library it links, with its debug info and,
+  # under the sanitizers, millions of relative relocations for their descriptors: compressed
+  # debug sections and packed relocations (glibc 2.36, binutils 2.38) halve the build tree,
+  # which had outgrown a CI machine's free disk at ~19 GB.
+  add_compile_options(-gz)
+  add_link_options(-gz -Wl,-z,pack-relative-relocs)
 endif()
 
 # fiskai_add_library(<name> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
