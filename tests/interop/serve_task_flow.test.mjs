@@ -83,7 +83,7 @@ const script = {
       { reply: { content: [{ type: 'text', text: 'Still there, as I said.' }], stop_reason: 'end_turn' } }] },
     // The first call is slow, so a cancel lands while it is in flight.
     { name: 'slow', when: { prompt_contains: 'SLOWLY' }, steps: [
-      { faults: [{ delay_ms: 1500 }],
+      { faults: [{ delay_ms: 3000 }],
         reply: { content: [{ type: 'tool_use', name: 'stream_info', input: { name: 'SLOW' } }], stop_reason: 'tool_use' } },
       { reply: { content: [{ type: 'text', text: 'Resumed and done.' }], stop_reason: 'end_turn' } }] },
     { name: 'confirm', when: { prompt_contains: 'CONFIRM' }, steps: [
