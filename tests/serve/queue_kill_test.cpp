@@ -2,74 +2,10 @@
 // §7.5). A second worker takes the job once the ack wait passes, resumes the session from
 // the journal, and the answer lands once, with the fake LLM's log showing no repeated step
 // and the tool not run again.
+#include "queue_child.hpp"
 #include "queue_support.hpp"
 
-#include <csignal>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 using namespace queue_test;
-
-namespace {
-
-class child_worker {
-public:
-    explicit child_worker(std::vector<std::string> args) {
-        int out[2];
-        REQUIRE(::pipe(out) == 0);
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addclose(&actions, out[0]);
-        args.insert(args.begin(), QUEUE_WORKER_CHILD);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const int rc = ::posix_spawn(&pid_, QUEUE_WORKER_CHILD, &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        ::close(out[1]);
-        REQUIRE(rc == 0);
-        std::string line;
-        const auto deadline = std::chrono::steady_clock::now() + 20s;
-        while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-            pollfd fd{out[0], POLLIN, 0};
-            if (::poll(&fd, 1, 200) <= 0) continue;
-            char buffer[64];
-            const auto n = ::read(out[0], buffer, sizeof buffer);
-            if (n <= 0) break;
-            line.append(buffer, static_cast<std::size_t>(n));
-        }
-        ::close(out[0]);
-        REQUIRE(line == "ready\n");
-    }
-    ~child_worker() { kill(); }
-    void kill() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGKILL);
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-    }
-
-private:
-    pid_t pid_ = -1;
-};
-
-std::size_t count_lines(const std::string& path, const std::vector<std::string>& needles) {
-    std::ifstream in(path);
-    std::string line;
-    std::size_t n = 0;
-    while (std::getline(in, line)) {
-        bool all = true;
-        for (const auto& s : needles) all = all && line.find(s) != std::string::npos;
-        if (all) ++n;
-    }
-    return n;
-}
-
-}  // namespace
 
 TEST_CASE("queue fault: kill -9 after the first tool result; another worker resumes and answers once",
           "[serve][queue][nats][fault]") {

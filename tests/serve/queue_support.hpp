@@ -21,6 +21,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -77,6 +78,56 @@ inline std::string default_script() {
     return json::serialize(json::object{{"conversations", std::move(conversations)}});
 }
 
+// For the fault tests. GATE: a call of the `gate` tool (see add_gate), then (after its
+// result) "gate answer"; SLOW: the first two requests wait 5 s, then "slow answer";
+// anything else: "first answer".
+inline std::string fault_script() {
+    json::array conversations{
+        conversation(
+            "gate", "GATE",
+            json::array{
+                json::object{{"reply", json::object{{"content", json::array{json::object{{"type", "tool_use"},
+                                                                                         {"name", "gate"},
+                                                                                         {"input", json::object{}}}}},
+                                                    {"stop_reason", "tool_use"}}}},
+                json::object{{"reply", text_reply("gate answer")}}}),
+        conversation("slow", "SLOW",
+                     json::array{json::object{
+                         {"faults", json::array{json::object{{"delay_ms", 5000}}, json::object{{"delay_ms", 5000}}}},
+                         {"reply", text_reply("slow answer")}}}),
+        conversation("plain", "", json::array{json::object{{"reply", text_reply("first answer")}}}),
+    };
+    return json::serialize(json::object{{"conversations", std::move(conversations)}});
+}
+
+// A tool that holds its run until the test opens it: a fault can then strike while a job
+// is known to be mid-run, with nothing of the run in flight on the broker.
+struct gate_state {
+    int entered = 0;
+    int passed = 0;
+    bool open = false;
+};
+
+inline fiskai::toolkit::tool_ptr gate_tool(std::shared_ptr<gate_state> g) {
+    fiskai::toolkit::function_tool_spec spec;
+    spec.name = "gate";
+    spec.description = "Waits until the test opens it.";
+    spec.exposed = fiskai::toolkit::exposure::everywhere();
+    spec.confirm = fiskai::toolkit::confirm_posture::not_required;
+    spec.handler = [g](const json::object&,
+                       const fiskai::toolkit::call_options&) -> asio::awaitable<fiskai::toolkit::outcome> {
+        ++g->entered;
+        asio::steady_timer poll(co_await asio::this_coro::executor);
+        while (!g->open) {
+            poll.expires_after(20ms);
+            co_await poll.async_wait(asio::use_awaitable);
+        }
+        ++g->passed;
+        co_return fiskai::toolkit::outcome::from_json(json::value("opened"));
+    };
+    return fiskai::toolkit::make_function_tool(std::move(spec));
+}
+
 struct provision {
     std::chrono::nanoseconds ack_wait = 30s;
     std::int64_t max_deliver = 5;
@@ -84,6 +135,9 @@ struct provision {
     bool stream = true;
     bool bucket = true;
     bool consumer = true;
+    // JetStream's store in the world's directory, so the broker can be restarted on the
+    // same port and store (restart_broker()).
+    bool restartable = false;
 };
 
 struct world {
@@ -92,14 +146,26 @@ struct world {
         return std::filesystem::path(::mkdtemp(pattern.data()));
     }();
     fiskai::test::js_fixture nats;
+    // The broker started again by start_broker(), when the first one was stopped.
+    std::unique_ptr<conns::embedded_broker> restarted;
+    bool restartable = false;
     std::unique_ptr<fiskai::test::fake_llm_process> fake;
     std::unique_ptr<fiskai::test::session_harness> h;
     std::string llm_log = (dir / "llm.log").string();
     std::string script_path = (dir / "script.json").string();
     int llm_port = 0;
     std::shared_ptr<int> probes = std::make_shared<int>(0);
+    // Every record logged by a channel made with logged_options(), as `message key=value...`.
+    std::shared_ptr<std::vector<std::string>> logged = std::make_shared<std::vector<std::string>>();
 
-    explicit world(provision p = {}, std::string script = default_script()) {
+    static conns::broker_options broker_for(const provision& p, const std::filesystem::path& dir) {
+        conns::broker_options o;
+        if (p.restartable) o.store_dir = (dir / "jetstream").string();
+        return o;
+    }
+
+    explicit world(provision p = {}, std::string script = default_script())
+        : nats(broker_for(p, dir)), restartable(p.restartable) {
         std::ofstream(script_path) << script;
         fake = std::make_unique<fiskai::test::fake_llm_process>(
             FISKAI_FAKE_LLM,
@@ -141,6 +207,11 @@ struct world {
         if (p.stream && p.consumer) add_consumer("svc", "choria.fisk-ai.work.svc", p.ack_wait, p.max_deliver);
     }
     ~world() {
+        // A store in our directory goes only once no broker uses it.
+        if (restartable) {
+            restarted.reset();
+            nats.broker.stop();
+        }
         std::error_code ec;
         std::filesystem::remove_all(dir, ec);
     }
@@ -177,6 +248,56 @@ struct world {
         auto got = fiskai::test::run_on(
             h->ioc, nats.js.ordered_read("FISK_DEAD", "choria.fisk-ai.dead.svc", count, 2000ms), 20s);
         return got.value();
+    }
+
+    // SIGTERM to the broker; returns once the connection has noticed.
+    void stop_broker() {
+        if (restarted)
+            restarted->stop();
+        else
+            nats.broker.stop();
+        REQUIRE(until([&] { return !nats.connection->is_connected(); }, 20s));
+    }
+    // The broker again on the same port and store (provision::restartable); returns once
+    // the connection is back.
+    void start_broker() {
+        conns::broker_options o;
+        o.store_dir = nats.broker.store_dir();
+        o.port = nats.broker.port();
+        restarted = std::make_unique<conns::embedded_broker>(o);
+        REQUIRE(until([&] { return nats.connection->is_connected(); }, 30s));
+    }
+
+    // Sets a stream's max message size, as `nats stream edit --max-msg-size` does (for a
+    // bucket, its stream KV_<bucket>: the max value size).
+    void set_max_msg_size(const std::string& stream, std::int32_t size) {
+        jsStreamInfo* info = nullptr;
+        jsErrCode ec = static_cast<jsErrCode>(0);
+        REQUIRE(js_GetStreamInfo(&info, nats.raw_js(), stream.c_str(), nullptr, &ec) == NATS_OK);
+        info->Config->MaxMsgSize = size;
+        jsStreamInfo* updated = nullptr;
+        const auto s = js_UpdateStream(&updated, nats.raw_js(), info->Config, nullptr, &ec);
+        jsStreamInfo_Destroy(info);
+        INFO(nats_GetLastError(nullptr));
+        REQUIRE(s == NATS_OK);
+        jsStreamInfo_Destroy(updated);
+    }
+
+    // Log lines holding `needle`.
+    std::size_t logged_count(std::string_view needle) const {
+        return static_cast<std::size_t>(std::count_if(
+            logged->begin(), logged->end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
+    }
+
+    serve::queue_channel_options logged_options(std::chrono::nanoseconds ack_wait = 30s) const {
+        auto o = options(ack_wait);
+        o.log = [lines = logged](fiskai::gocompat::log_level, std::string_view message,
+                                 fiskai::gocompat::log_fields fields) {
+            std::string line(message);
+            for (const auto& f : fields) line += fmt::format(" {}={}", f.key, f.value);
+            lines->push_back(std::move(line));
+        };
+        return o;
     }
 
     serve::queue_channel_options options(std::chrono::nanoseconds ack_wait = 30s) const {
@@ -237,8 +358,8 @@ struct world {
         return fiskai::test::run_on(h->ioc, wait(), deadline + 10s);
     }
 
-    js::stream_info stream() {
-        auto got = fiskai::test::run_on(h->ioc, nats.js.get_stream_info("FISK_WORK"), 10s);
+    js::stream_info stream(const std::string& name = "FISK_WORK") {
+        auto got = fiskai::test::run_on(h->ioc, nats.js.get_stream_info(name), 10s);
         return got.value();
     }
     js::consumer_info consumer(const std::string& name = "svc") {
@@ -269,6 +390,19 @@ struct world {
         return n;
     }
 };
+
+// Lines of the file at `path` holding every one of `needles` (the fake LLM's log).
+inline std::size_t count_lines(const std::string& path, const std::vector<std::string>& needles) {
+    std::ifstream in(path);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+        bool all = true;
+        for (const auto& s : needles) all = all && line.find(s) != std::string::npos;
+        if (all) ++n;
+    }
+    return n;
+}
 
 template <class M>
 M stored_as(const js::kv_entry& e) {

@@ -1,7 +1,8 @@
 // A queue worker in a process of its own, for the kill -9 test: the real server and queue
 // channel, the agent on fiskai-fake-llm, the file journal in a directory shared with the
 // test, and the `probe` tool. Prints `ready` on stdout once the channel is bound, then
-// serves until killed.
+// serves until killed; the first SIGTERM or SIGINT drains it as fisk-ai-serve's does, and it
+// exits 0 once drained.
 //
 //   queue_worker_child NATS_URL LLM_PORT JOURNAL_DIR ACK_WAIT_SECONDS
 #include "session_harness.hpp"
@@ -12,10 +13,12 @@
 #include <fiskai/serve/serve.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
 
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -60,9 +63,14 @@ int main(int argc, char** argv) {
         auto channel = fiskai::test::run_on(h.ioc, serve::queue_channel::open(*nats, js, h.ioc.get_executor(), o));
         serve::server server(h.ioc.get_executor(), h.rt, serve::server_options{1});
         server.add(channel, serve::channel_options{true});
+        asio::signal_set signals(h.ioc, SIGTERM, SIGINT);
+        signals.async_wait([&server](const boost::system::error_code& ec, int) {
+            if (!ec) server.drain();
+        });
         std::printf("ready\n");
         std::fflush(stdout);
         fiskai::test::run_on(h.ioc, server.run(), std::chrono::hours(1));
+        signals.cancel();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "queue_worker_child: %s\n", e.what());
         return 1;

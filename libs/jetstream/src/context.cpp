@@ -44,11 +44,25 @@ error make_error(natsStatus status, int err_code, std::string text) {
     return out;
 }
 
+namespace {
+
+// nats.c starts its last error with where it was raised, `(js.c:535): `: a reader of a log
+// line or a stored error wants the server's text alone.
+std::string_view without_source_location(std::string_view detail) {
+    if (!detail.starts_with('(')) return detail;
+    const auto end = detail.find("): ");
+    if (end == std::string_view::npos || detail.substr(1, end - 1).find(".c:") == std::string_view::npos) return detail;
+    return detail.substr(end + 3);
+}
+
+}  // namespace
+
 error make_error(natsStatus status, jsErrCode err_code) {
     natsStatus last = NATS_OK;
     const char* detail = nats_GetLastError(&last);
-    return make_error(status, static_cast<int>(err_code),
-                      (detail && *detail) ? std::string(detail) : std::string(natsStatus_GetText(status)));
+    return make_error(
+        status, static_cast<int>(err_code),
+        (detail && *detail) ? std::string(without_source_location(detail)) : std::string(natsStatus_GetText(status)));
 }
 
 headers copy_headers(natsMsg* msg) {
