@@ -62,11 +62,11 @@ json::object conversation(std::string_view name, std::string_view prompt, json::
 }
 
 // KILL: a tool call, then (after its result) a model call that hangs the first time it is
-// asked; HANG: a call that never answers the first time; SLOW: one answered after 3 s;
+// asked; HANG: a call that never answers the first time; SLOW: one answered after 4 s;
 // anything else answers at once.
 std::string script() {
     const json::array hang_once{json::object{{"hang", true}}};
-    const json::array slow{json::object{{"delay_ms", 3000}}};
+    const json::array slow{json::object{{"delay_ms", 4000}}};
     json::array conversations{
         conversation("kill", "KILL",
                      json::array{tool_step("stream_info", json::object{{"name", "ORDERS"}}),
@@ -373,6 +373,7 @@ TEST_CASE(
     CHECK(terminal.at("protocol").as_string() == "io.choria.fisk-ai.v1.error");
     CHECK(terminal.at("code").as_string() == "abandoned");
     CHECK(terminal.at("stop_reason").as_string() == "canceled");
+    CHECK(terminal.at("error").as_string() == "the worker stopped before this work started");
     // B never ran: no session was opened for it.
     const auto b_session = serve::a2a_session_id("tester", "fisk-ai-cli", task_of(b_lines));
     CHECK(f.session_status(b_session) == "<none>");

@@ -29,10 +29,10 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-// How many races to run: the spec asks 1000; 240 keeps the test well under 30 s under the
+// How many races to run: the spec asks 1000; 320 keeps the test well under 30 s under the
 // sanitizers on a loaded 2-core machine while every window (before the run, between its
 // iterations, at the terminal, after it) is still hit many times.
-constexpr int iterations = 240;
+constexpr int iterations = 320;
 
 // A tool call (a function tool that answers at once), then the final text: the stop gate is
 // polled at the top of each of the two iterations, so a cancel can land before the run,
@@ -300,14 +300,15 @@ TEST_CASE(
 
     // Calibration: how long a whole task takes here (ack to terminal) and how long from the
     // final text event to the terminal, so the jitter spans before, at and after the end.
-    clock_type::duration whole{};
-    {
-        racing_caller probe(*f.caller_conn, "warmup", racing_caller::trigger::ack, std::nullopt);
+    // The quickest of three (the first also opens the model's connection).
+    clock_type::duration whole = clock_type::duration::max();
+    for (int i = 0; i < 3; ++i) {
+        racing_caller probe(*f.caller_conn, fmt::format("warmup{}", i), racing_caller::trigger::ack, std::nullopt);
         probe.start();
         REQUIRE(run_until(
             f.h->ioc, [&] { return probe.terminated(); }, 30s));
         const auto msgs = probe.all();
-        whole = msgs.back().at - msgs.front().at;
+        whole = std::min(whole, msgs.back().at - msgs.front().at);
         CHECK(check_one(probe) == "end_turn");
     }
     const auto span = std::chrono::duration_cast<std::chrono::microseconds>(whole) * 5 / 4 + 200us;
