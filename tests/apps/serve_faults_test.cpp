@@ -248,7 +248,7 @@ bool has_block(const std::vector<json::object>& lines, std::string_view type) {
 }  // namespace
 
 TEST_CASE(
-    "fault 2: kill -9 of the worker mid-run; the caller's idle limit says how to continue, and --continue on "
+    "fault 2: kill -9 of the worker mid-run: the caller's idle limit says how to continue, and --continue on "
     "the other worker finishes the same session",
     "[serve_faults][fault]") {
     fleet f(2, false, true);
@@ -307,7 +307,7 @@ TEST_CASE(
     CHECK(survivor.wait(20s) == 0);
 }
 
-TEST_CASE("fault 7: one slot, a run and an acked task waiting for it; one SIGTERM lets both finish and exits 0",
+TEST_CASE("fault 7: one slot, a run and an acked task waiting for it: one SIGTERM lets both finish and exits 0",
           "[serve_faults][fault]") {
     fleet f(1, true);
     auto w = f.worker("w");
@@ -344,7 +344,7 @@ TEST_CASE("fault 7: one slot, a run and an acked task waiting for it; one SIGTER
 
 TEST_CASE(
     "fault 7: SIGTERM then SIGTERM: the run ends with one interrupted terminal, the waiting task abandoned, "
-    "exit 130; the job is taken again elsewhere",
+    "exit 130, and the job is taken again elsewhere",
     "[serve_faults][fault]") {
     fleet f(1, true);
     auto w = f.worker("w");

@@ -292,7 +292,7 @@ std::string check_one(const racing_caller& c) {
 }  // namespace
 
 TEST_CASE(
-    "fault 6: a cancel racing the terminal: exactly one terminal each time, agreeing with the journal; a cancel "
+    "fault 6: a cancel racing the terminal: exactly one terminal each time, agreeing with the journal, and a cancel "
     "after the terminal is dropped",
     "[serve][a2a][nats][fault]") {
     fixture f;
