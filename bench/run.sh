@@ -36,5 +36,11 @@ echo
 echo "== session journal on JetStream: append p50 beside a bare nats.c js_Publish"
 ./build/bench/bench/journal/journal_jetstream_bench 2000
 echo
+echo "== fisk-ai-serve: a one-tool task end to end over a2a beside its floor, at 1 and 4 workers"
+bench/serve/run.sh build/bench 300
+echo
+echo "== the work queue: jobs/s enqueue -> stored answer, beside the same tasks over a2a"
+bench/queue/run.sh build/bench 300
+echo
 echo "== speed targets (1.3x of the floor)"
 grep -E 'floor: bare posix_spawn \+ read \+ reap  |x the floor|target 1.3x$' "$out" | sed 's/^ */  /'

@@ -8,3 +8,12 @@ if(NODE_EXECUTABLE AND TARGET fisk-ai-a2a AND TARGET fisk-demo)
     LABELS "interop;nats" TIMEOUT 120
     ENVIRONMENT "FISK_AI_A2A=$<TARGET_FILE:fisk-ai-a2a>;FISK_DEMO=$<TARGET_FILE:fisk-demo>")
 endif()
+# The task flow (serve.md §6) driven by an npm `nats` caller against `fisk-ai-serve serve` on a
+# real nats-server, with the scripted fake LLM.
+if(NODE_EXECUTABLE AND NATS_SERVER_EXECUTABLE AND TARGET fisk-ai-serve AND TARGET fisk-demo AND TARGET fiskai-fake-llm)
+  add_test(NAME interop.serve_task_flow
+    COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/serve_task_flow.test.mjs)
+  set_tests_properties(interop.serve_task_flow PROPERTIES
+    LABELS "interop;nats" TIMEOUT 180
+    ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
+endif()

@@ -148,6 +148,27 @@ std::optional<std::string> possibly_started(const std::vector<runstate::record>&
     return std::nullopt;
 }
 
+// The run's prompter as one tool call sees it: a question a tool asks (the HITL built-ins)
+// carries the id of the call it belongs to, so a remote caller can tie the question to the
+// tool_call event it saw (serve.md §6.2, §6.10), as approvals already do.
+class call_prompter final : public toolkit::prompter {
+public:
+    call_prompter(toolkit::prompter& inner, std::string call_id) : inner_(inner), call_id_(std::move(call_id)) {}
+    [[nodiscard]] bool can_prompt() const override { return inner_.can_prompt(); }
+    asio::awaitable<toolkit::approval_reply> approve(toolkit::approval_request request) override {
+        if (request.call_id.empty()) request.call_id = call_id_;
+        co_return co_await inner_.approve(std::move(request));
+    }
+    asio::awaitable<toolkit::question_reply> ask(toolkit::question q) override {
+        if (q.call_id.empty()) q.call_id = call_id_;
+        co_return co_await inner_.ask(std::move(q));
+    }
+
+private:
+    toolkit::prompter& inner_;
+    std::string call_id_;
+};
+
 class session_run {
 public:
     session_run(const runtime& rt, run_request req)
@@ -677,9 +698,11 @@ private:
         policy.timeout = req_.effective.tool_timeout;
         policy.carries_deferral = true;
         policy.call.work_dir = req_.tool_work_dir;
-        policy.call.asker = &asker_;
         policy.call.timeout = req_.effective.tool_timeout;
         const std::string call_id = use.id;
+        // Lives in this frame, which outlasts the call.
+        call_prompter call_asker(asker_, call_id);
+        policy.call.asker = &call_asker;
         policy.approve = [this, call_id](const toolkit::tool& t, std::string line) {
             return approve(t, std::move(line), call_id);
         };

@@ -1,0 +1,225 @@
+// A one-tool task end to end over a2a (caller -> NATS -> `fisk-ai-serve serve` -> fake LLM
+// -> `fisk-demo stream info` -> fake LLM -> terminal), with the fake answering at once, at
+// 1 and 4 slots, beside the floor it is made of, each part measured alone on the same
+// machine: two fake-LLM round trips (the task's own two request bodies, replayed from the
+// fake's log), one spawn of the tool, the journal's fdatasyncs (records per session, counted
+// from the journal, times one write + fdatasync in the same directory) and the NATS hops on
+// the critical path (request to the worker and terminal back: one request-reply round trip).
+//
+// "Workers" is expose.agent.workers: the slots of one process (serve.md §5.1). The fleet row
+// runs 4 processes of 1 slot in one queue group instead.
+//
+// Usage: serve_bench <fisk-ai-serve> <fiskai-fake-llm> <fisk-demo> [tasks per row]
+
+#include "../support/bare_spawn.hpp"
+#include "../support/serve_fleet.hpp"
+
+#include <fiskai/net/http_client.hpp>
+
+#include <nats/nats.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fb = fiskai::bench;
+using fb::bench_clock;
+
+struct row_figures {
+    double p50, p90, per_s;
+};
+
+row_figures figures(const fb::drive_figures& d) {
+    return {fb::percentile(d.latency_ms, 0.5), fb::percentile(d.latency_ms, 0.9),
+            static_cast<double>(d.latency_ms.size()) / d.seconds};
+}
+
+// The first task's two model requests as the worker sent them (steps 0 and 1).
+std::vector<std::string> logged_bodies(const fb::fs::path& log) {
+    std::vector<std::string> out;
+    std::istringstream in(fb::slurp(log));
+    std::string line;
+    while (std::getline(in, line) && out.size() < 2) {
+        auto v = json::parse(line).as_object();
+        out.push_back(json::serialize(v.at("body")));
+    }
+    if (out.size() < 2) throw std::runtime_error("the fake LLM logged fewer than two requests");
+    return out;
+}
+
+// p50 of the two round trips of one task, back to back on one keep-alive client.
+double llm_floor_ms(const std::string& url, const std::vector<std::string>& bodies, int n) {
+    asio::io_context ioc;
+    fiskai::net::http_client client(ioc.get_executor());
+    std::vector<double> samples;
+    auto loop = [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < n + 5; ++i) {
+            const auto t = bench_clock::now();
+            for (const auto& b : bodies) {
+                fiskai::net::http_request r;
+                r.url = url + "/v1/messages";
+                r.headers = {
+                    {"content-type", "application/json"}, {"x-api-key", "bench"}, {"anthropic-version", "2023-06-01"}};
+                r.body = b;
+                auto got = co_await client.send(std::move(r), bench_clock::now() + std::chrono::seconds(10));
+                if (!got || got->status != 200) throw std::runtime_error("fake LLM replay failed");
+            }
+            if (i >= 5) samples.push_back(fb::ms_since(t));
+        }
+    };
+    auto f = asio::co_spawn(ioc, loop(), asio::use_future);
+    ioc.run();
+    f.get();
+    return fb::percentile(samples, 0.5);
+}
+
+double spawn_floor_ms(const std::string& demo, int n) {
+    std::vector<double> samples;
+    for (int i = 0; i < n + 5; ++i) {
+        const auto t = bench_clock::now();
+        auto r = fb::bare_spawn(demo, {"stream", "info", "--", "ORDERS"});
+        if (i >= 5) samples.push_back(fb::ms_since(t));
+        if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
+    }
+    return fb::percentile(samples, 0.5);
+}
+
+// Records per session: lines of the journal files (one fdatasync each in the file backend).
+double records_per_session(const fb::fs::path& runs) {
+    std::size_t files = 0, lines = 0;
+    for (const auto& e : fb::fs::directory_iterator(runs)) {
+        if (e.path().extension() != ".json") continue;
+        ++files;
+        const auto text = fb::slurp(e.path());
+        lines += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    }
+    return files ? static_cast<double>(lines) / static_cast<double>(files) : 0;
+}
+
+double fdatasync_floor_ms(const fb::fs::path& dir, int n) {
+    const auto path = dir / "floor.json";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd < 0) throw std::runtime_error("cannot open the fdatasync floor file");
+    const std::string line(600, 'x');
+    std::vector<double> samples;
+    for (int i = 0; i < n; ++i) {
+        const auto t = bench_clock::now();
+        if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) || ::fdatasync(fd) != 0)
+            throw std::runtime_error("write + fdatasync failed");
+        samples.push_back(fb::ms_since(t));
+    }
+    ::close(fd);
+    fb::fs::remove(path);
+    return fb::percentile(samples, 0.5);
+}
+
+void echo_handler(natsConnection* nc, natsSubscription*, natsMsg* msg, void*) {
+    if (const char* reply = natsMsg_GetReply(msg)) {
+        natsConnection_Publish(nc, reply, natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
+    }
+    natsMsg_Destroy(msg);
+}
+
+// A bare nats.c request-reply to an echo responder on another connection of the same broker.
+double nats_floor_ms(const std::string& url, int n) {
+    fiskai::conns::connect_options o;
+    o.name = "bench-floor";
+    auto a = fiskai::conns::connection::dial_url(url, o);
+    auto b = fiskai::conns::connection::dial_url(url, o);
+    natsSubscription* sub = nullptr;
+    natsConnection_Subscribe(&sub, b->native_handle(), "bench.echo", echo_handler, nullptr);
+    natsConnection_Flush(b->native_handle());
+    const std::string body(400, 'x');
+    std::vector<double> samples;
+    for (int i = 0; i < n + 5; ++i) {
+        natsMsg* reply = nullptr;
+        const auto t = bench_clock::now();
+        if (natsConnection_Request(&reply, a->native_handle(), "bench.echo", body.data(), static_cast<int>(body.size()),
+                                   5000) != NATS_OK)
+            throw std::runtime_error("bare request-reply failed");
+        if (i >= 5) samples.push_back(fb::ms_since(t));
+        natsMsg_Destroy(reply);
+    }
+    natsSubscription_Destroy(sub);
+    return fb::percentile(samples, 0.5);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: serve_bench <fisk-ai-serve> <fiskai-fake-llm> <fisk-demo> [tasks per row]\n");
+        return 2;
+    }
+    const int tasks = argc > 4 ? std::atoi(argv[4]) : 200;
+    try {
+        fb::fleet f({argv[1], argv[2], argv[3]});
+        fiskai::conns::connect_options co;
+        co.name = "bench-client";
+        auto nats = fiskai::conns::connection::dial_url(f.nats_url(), co);
+        fmt::print("one-tool task over a2a through fisk-ai-serve serve (nats-server {}, {} tasks per row)\n",
+                   f.nats_url(), tasks);
+
+        struct shape {
+            int processes, workers, in_flight;
+            std::string name;
+        };
+        const std::vector<shape> shapes = {{1, 1, 1, "1 process, workers: 1, 1 task in flight"},
+                                           {1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
+                                           {4, 1, 4, "4 processes (one queue group), workers: 1 each, 4 in flight"}};
+        std::vector<row_figures> rows;
+        double records = 0;
+        for (const auto& s : shapes) {
+            f.start_workers(s.processes, s.workers, false);
+            (void)fb::drive_a2a(*nats, 4, 1);  // warm: introspection caches, page cache, connections
+            auto d = fb::drive_a2a(*nats, tasks, s.in_flight);
+            if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
+            rows.push_back(figures(d));
+            if (records == 0) records = records_per_session(f.runs());
+            f.stop_workers();
+        }
+
+        // The floors, one part at a time.
+        const double llm = llm_floor_ms(f.llm_url(), logged_bodies(f.dir() / "llm.jsonl"), tasks);
+        const double spawn = spawn_floor_ms(argv[3], tasks);
+        const double sync = fdatasync_floor_ms(f.runs(), tasks);
+        const double hops = nats_floor_ms(f.nats_url(), tasks);
+        const double floor = llm + spawn + records * sync + hops;
+
+        fmt::print("\n  {:<64} {:>9} {:>9} {:>9}\n", "", "p50 ms", "p90 ms", "tasks/s");
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", shapes[i].name, rows[i].p50, rows[i].p90,
+                       rows[i].per_s);
+        }
+        fmt::print("\n  floor (p50 of each part, measured alone):\n");
+        fmt::print("    {:<62} {:>9.2f} ms\n", "two fake-LLM round trips (the task's own request bodies)", llm);
+        fmt::print("    {:<62} {:>9.2f} ms\n", "one spawn of the tool (fisk-demo stream info -- ORDERS)", spawn);
+        fmt::print("    {:<62} {:>9.2f} ms\n",
+                   fmt::format("journal: {:.1f} records x write + fdatasync ({:.3f} ms)", records, sync),
+                   records * sync);
+        fmt::print("    {:<62} {:>9.2f} ms\n", "NATS: request to the worker + terminal back (1 round trip)", hops);
+        fmt::print("    {:<62} {:>9.2f} ms  = {:.0f} tasks/s one at a time\n", "sum", floor, 1000.0 / floor);
+        fmt::print("\n  1 worker p50 = {:.2f}x the floor (goal <= 1.5x)\n", rows[0].p50 / floor);
+        fmt::print("  scaling: workers 4 = {:.2f}x, 4 processes = {:.2f}x the tasks/s of 1 worker (2 cores)\n",
+                   rows[1].per_s / rows[0].per_s, rows[2].per_s / rows[0].per_s);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "serve_bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
