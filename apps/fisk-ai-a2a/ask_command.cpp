@@ -47,6 +47,7 @@ struct ask_options {
     bool json = false;
     std::string idle_timeout = "2m";
     std::string accept_timeout = "60s";
+    std::string idle_floor = "30s";
     bool decline_questions = false;
     bool defer_questions = false;
 };
@@ -86,6 +87,7 @@ asio::awaitable<int> run_ask(std::shared_ptr<ask_options> o, std::string prompt,
     }
     if (o->no_stream) c.stream = false;
     c.idle_timeout = as_steady(o->idle_timeout);
+    c.idle_floor = as_steady(o->idle_floor);
     if (c.idle_timeout < c.idle_floor) {
         stderr_logger().warn(fmt::format(
             "--idle-timeout {} is below the {} floor (the agent keeps a task alive "
@@ -180,6 +182,12 @@ subcommand add_ask_command(CLI::App& parent) {
                     "Give up when no worker takes the task this long (a Go duration)")
         ->capture_default_str()
         ->check(go_duration("--accept-timeout", false));
+    // For tests that wait out the idle limit (a killed worker): below three keepalive
+    // intervals a healthy agent busy in a long call looks idle, so it stays out of --help.
+    cmd->add_option("--idle-floor", o->idle_floor,
+                    "Lower the 30s floor of --idle-timeout (tests only: a busy agent sends keepalives every 10s)")
+        ->group("")
+        ->check(go_duration("--idle-floor", false));
     auto* decline = cmd->add_flag("--decline-questions", o->decline_questions,
                                   "Decline every question the agent asks (the default without a terminal)");
     auto* defer = cmd->add_flag("--defer-questions", o->defer_questions,
