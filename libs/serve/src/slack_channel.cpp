@@ -150,14 +150,19 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     std::set<std::pair<std::string, std::string>> held_calls;
     std::size_t intake_inflight = 0, posts_inflight = 0;
     bool released = false, ended = false;
-    asio::steady_timer wake;  // next() and release() wait here
+    asio::steady_timer wake;  // next() waits here
+    // The watchdog's ping interval and the reconnect backoff: cancelled when the socket is
+    // done, so nothing keeps the io_context running for up to 30 s after the channel closed.
+    asio::steady_timer ping_timer, backoff_timer;
 
     impl(asio::any_io_executor ex, std::shared_ptr<runstate::store> s, slack_channel_options o)
         : executor(ex),
           sessions(std::move(s)),
           options(std::move(o)),
           http(ex),
-          wake(ex, steady_clock::time_point::max()) {}
+          wake(ex, steady_clock::time_point::max()),
+          ping_timer(ex),
+          backoff_timer(ex) {}
 
     void notify() { wake.cancel(); }
 
@@ -265,7 +270,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     // A socket that answers no ping within ping_interval + pong_timeout is dead: close it,
     // and the reader reconnects.
     static asio::awaitable<void> watchdog(std::shared_ptr<impl> self) {
-        asio::steady_timer t(self->executor);
+        auto& t = self->ping_timer;
         while (!self->socket_done) {
             t.expires_after(to_steady(self->options.ping_interval));
             boost::system::error_code ec;
@@ -304,7 +309,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
                         co_return;
                     }
                     self->options.log.warn("slack: reconnect failed", {{"error", *failed}});
-                    asio::steady_timer t(self->executor, backoff);
+                    auto& t = self->backoff_timer;
+                    t.expires_after(backoff);
                     boost::system::error_code ec;
                     co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
                     backoff = std::min(backoff * 2, to_steady(self->options.reconnect_backoff_max));
@@ -359,16 +365,22 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     void set_fault(std::string what) {
         options.log.error("slack: channel failed", {{"error", what}});
         fault = std::make_exception_ptr(slack_error(std::move(what)));
-        socket_done = true;
-        if (socket) socket->abort();
+        finish_socket();
         notify();
     }
 
     void close_socket_if_done() {
-        if (ended && handed_out == 0 && !socket_done) {
-            socket_done = true;
-            if (socket) socket->abort();
-        }
+        if (ended && handed_out == 0 && !socket_done) finish_socket();
+    }
+
+    void finish_socket() {
+        socket_done = true;
+        if (socket) socket->abort();
+        ping_timer.cancel();
+        backoff_timer.cancel();
+        // Every post has landed by now; an idle keep-alive connection's sweeper would
+        // otherwise keep the io_context (and the process) alive for its idle timeout.
+        http.close_idle();
     }
 
     // ---- Intake (§8.2) ----
@@ -878,10 +890,7 @@ slack_channel::slack_channel(asio::any_io_executor executor, std::shared_ptr<run
                              slack_channel_options options)
     : impl_(std::make_shared<impl>(std::move(executor), std::move(sessions), std::move(options))) {}
 
-slack_channel::~slack_channel() {
-    impl_->socket_done = true;
-    if (impl_->socket) impl_->socket->abort();
-}
+slack_channel::~slack_channel() { impl_->finish_socket(); }
 
 asio::awaitable<void> slack_channel::start() { co_await impl_->start(); }
 
