@@ -229,6 +229,32 @@ TEST_CASE("slack: an approval answered in its run, clicked again after a restart
     CHECK(f.count_text("allowed as expected") == 1);
 }
 
+TEST_CASE("slack: a late approval click while a running turn asks for the same call again answers that question",
+          "[slack]") {
+    slack_fixture f([](serve::slack_channel_options& o) { o.question_timeout = 2s; });
+    const auto ts = f.say("<@UBOT> GUARD twice");
+    std::optional<json::object> first;
+    REQUIRE(f.pump_until([&] { return (first = f.question_in(ts)).has_value(); }));
+    REQUIRE(f.pump_until([&] {
+        const auto v = view(f.thread_messages(ts));
+        return v.given_up_edits == 1 && std::count(v.status.begin(), v.status.end(), rules::text::waiting) >= 2 &&
+               v.status.back() == rules::text::waiting;
+    }));
+    // A mention in the thread resumes the session: the pending gated call is dispatched again
+    // and its approval asked again, in a new message.
+    f.say("<@UBOT> go on", json::object{{"thread_ts", ts}});
+    REQUIRE(f.pump_until([&] { return f.ch->open_questions() == 1; }));
+    // The person clicks the first message instead: that decides the call being asked now.
+    f.click(first->at("ts").as_string(), 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "allowed as expected"); }));
+    f.pump_for(300ms);
+    const auto v = view(f.thread_messages(ts));
+    CHECK(v.queued_posts == 2);    // no third turn: the click went to the open question
+    CHECK(v.answered_edits == 2);  // both question messages say who answered
+    CHECK(f.guarded->ran == 1);
+    CHECK(f.ch->open_questions() == 0);
+}
+
 TEST_CASE(
     "slack: drain with a full admission queue: queued turns Not started at once, refusals, click still "
     "delivered, socket last",

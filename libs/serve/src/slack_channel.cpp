@@ -559,7 +559,9 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         if (!choice) co_return;
         // The call was re-dispatched by a turn running now and asked again: the click answers that.
         for (auto& [id, open] : questions) {
-            if (open->session_id != session || open->kind != "approval" || open->call_id != v.call_id) continue;
+            if (open->session_id != session || open->kind != "approval" || open->call_id != v.call_id ||
+                open->slot.current() != a2a_rules::question_slot::state::open)
+                continue;
             if (open->slot.resolve(a2a_rules::question_slot::verdict::answer) !=
                 a2a_rules::question_slot::effect::delivered)
                 continue;
