@@ -208,6 +208,34 @@ TEST_CASE("slack: a late approval click after a restart resumes while the journa
     CHECK(f.guarded->ran == 1);
 }
 
+TEST_CASE("slack: a confirm given up, then clicked after a restart, resumes with the answer as the prompt", "[slack]") {
+    slack_fixture f;  // a 600 ms window
+    const auto ts = f.say("<@UBOT> CONFIRM across a restart");
+    std::optional<json::object> q;
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(ts)).has_value(); }));
+    // Deferred: the run goes on without the answer and ends "Waiting…" (the second time it
+    // shows that); the question stays answerable.
+    REQUIRE(f.pump_until([&] {
+        const auto v = view(f.thread_messages(ts));
+        return v.given_up_edits == 1 && std::count(v.status.begin(), v.status.end(), rules::text::waiting) >= 2 &&
+               v.status.back() == rules::text::waiting;
+    }));
+    f.stop_worker();
+    f.start_worker();
+    f.click(q->at("ts").as_string(), 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "Yes — answered by <@U1>"); }));
+    REQUIRE(f.pump_until([&] { return view(f.thread_messages(ts)).queued_posts == 2; }));
+    // The model is told the answer in the resumed session.
+    REQUIRE(f.pump_until([&] {
+        net::http_request req;
+        req.method = "GET";
+        req.url = fmt::format("http://127.0.0.1:{}/_fake/requests", f.llm->port());
+        auto res = test::run_on(f.h->ioc, f.h->client.send(std::move(req), std::chrono::steady_clock::now() + 5s), 10s);
+        return res &&
+               res->body.find(R"(The operator answered your earlier question \"Sure?\": Yes.)") != std::string::npos;
+    }));
+}
+
 TEST_CASE("slack: an approval answered in its run, clicked again after a restart, only edits the message", "[slack]") {
     slack_fixture f([](serve::slack_channel_options& o) { o.question_timeout = 20s; });
     const auto ts = f.say("<@UBOT> GUARD now");
