@@ -18,6 +18,7 @@ struct thread_view {
     std::size_t answered_edits = 0;   // the question edited "Allow once — answered by <@U1>"
     std::size_t decided_edits = 0;    // the question edited "already decided — answered by …"
     std::vector<std::string> status;  // every text the first status message showed, in order
+    std::string question_last;        // the text the first question message shows last
 };
 
 bool has_context(const json::object& m, std::string_view text) {
@@ -33,10 +34,13 @@ bool has_context(const json::object& m, std::string_view text) {
 
 thread_view view(const json::array& messages) {
     thread_view v;
-    std::string first_status_ts;
+    std::string first_status_ts, question_ts;
     for (const auto& m : messages) {
         const auto& o = m.as_object();
         const std::string_view op = o.at("op").as_string(), text = o.at("text").as_string();
+        if (op == "post" && question_ts.empty() && o.contains("blocks"))
+            question_ts = std::string(o.at("ts").as_string());
+        if (!question_ts.empty() && o.at("ts").as_string() == question_ts) v.question_last = std::string(text);
         if (op == "post" && text == rules::text::queued) {
             ++v.queued_posts;
             if (first_status_ts.empty()) first_status_ts = std::string(o.at("ts").as_string());
@@ -119,13 +123,18 @@ TEST_CASE("slack: a click racing the window's end, 200 times: exactly one of del
         const auto clicked_at = std::chrono::steady_clock::now();
         to_question += asked_at - said_at;
         thread_view v;
-        REQUIRE(poll_until(
+        const bool settled = poll_until(
             f,
             [&] {
                 v = view(f.thread_messages(ts));
                 return v.answers == 1 && v.done_edits == 1 && v.answered_edits == 1;
             },
-            20s, 5ms));
+            20s, 5ms);
+        if (!settled) {
+            UNSCOPED_INFO(json::serialize(f.thread_messages(ts)));
+            for (const auto& l : f.log_lines) UNSCOPED_INFO(l);
+        }
+        REQUIRE(settled);
         to_settled += std::chrono::steady_clock::now() - clicked_at;
         const bool was_delivered = v.queued_posts == 1 && v.given_up_edits == 0;
         const bool was_given_up = v.queued_posts == 2 && v.given_up_edits == 1;
@@ -139,6 +148,8 @@ TEST_CASE("slack: a click racing the window's end, 200 times: exactly one of del
             CHECK(v.status.back() == rules::text::done);
         }
         CHECK(f.guarded->ran == round + 1);
+        // The question's edits land in the order they were made: it ends answered.
+        CHECK(v.question_last == "Allow once — answered by <@U1>");
         if (was_delivered) {
             ++delivered;
             offset += step;

@@ -149,6 +149,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     // until that turn reports, the journal still shows the call pending, yet it is decided.
     std::set<std::pair<std::string, std::string>> held_calls;
     std::size_t intake_inflight = 0, posts_inflight = 0;
+    std::map<std::string, std::deque<std::pair<std::string, json::object>>> lanes;  // post_detached, per target
     bool released = false, ended = false;
     asio::steady_timer wake;  // next() waits here
     // The watchdog's ping interval and the reconnect backoff: cancelled when the socket is
@@ -218,19 +219,37 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         }
     }
 
-    // Fire-and-forget posts are counted so release() can wait for them (§8.7 step 4).
+    // Fire-and-forget posts are counted so release() can wait for them (§8.7 step 4), and
+    // sent in order per target (an edit per message, a post per thread): the given-up edit
+    // and the answered edit of one question, made a moment apart, land in the order they
+    // were made, so the message ends showing the state that won.
     void post_detached(std::string method, json::object args) {
         ++posts_inflight;
-        auto self = shared_from_this();
-        asio::co_spawn(
-            executor,
-            [self, method = std::move(method), args = std::move(args)]() mutable -> asio::awaitable<void> {
-                auto r = co_await self->call(method, std::move(args));
-                if (!r) self->options.log.warn("slack: a post failed", {{"error", r.error()}});
-                --self->posts_inflight;
-                self->notify();
-            },
-            asio::detached);
+        auto field = [&](std::string_view k) {
+            const auto* v = args.if_contains(k);
+            return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+        };
+        auto key = fmt::format("{}/{}", field("channel"), method == "chat.update" ? field("ts") : field("thread_ts"));
+        auto& lane = lanes[key];
+        lane.emplace_back(std::move(method), std::move(args));
+        // The lane's head stays queued while it is sent: a lane of one has no sender yet.
+        if (lane.size() == 1) asio::co_spawn(executor, send_lane(shared_from_this(), std::move(key)), asio::detached);
+    }
+
+    static asio::awaitable<void> send_lane(std::shared_ptr<impl> self, std::string key) {
+        for (;;) {
+            auto head = self->lanes.at(key).front();
+            auto r = co_await self->call(head.first, std::move(head.second));
+            if (!r) self->options.log.warn("slack: a post failed", {{"error", r.error()}});
+            --self->posts_inflight;
+            self->notify();
+            auto& lane = self->lanes.at(key);
+            lane.pop_front();
+            if (lane.empty()) {
+                self->lanes.erase(key);
+                co_return;
+            }
+        }
     }
 
     // ---- Socket Mode ----
