@@ -112,6 +112,7 @@ struct queued_turn {
     std::string resume_prompt;                                      // confirm/select answered late
     std::optional<std::pair<std::string, toolkit::approval>> held;  // approval answered late: call id, choice
     std::string held_call;  // that call id, kept after use until the turn reports (held_calls)
+    bool ready = false;     // its status message was posted (or the post failed)
     std::string label;
 };
 
@@ -459,10 +460,12 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         co_await admit(t);
     }
 
+    // Queued in its thread's order at once, handed out only once its status message exists:
+    // a turn that ran before the post returned had no status to edit, and its "Queued" landed
+    // after its answer and stayed.
     asio::awaitable<void> admit(std::shared_ptr<queued_turn> t) {
         ++thread_load[t->session_id];
         queue.push_back(t);
-        notify();
         auto args =
             json::object{{"channel", t->msg.channel}, {"thread_ts", t->msg.thread_ts}, {"text", rules::text::queued}};
         auto posted = co_await call("chat.postMessage", std::move(args));
@@ -471,6 +474,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         } else if (const auto* ts = posted->if_contains("ts"); ts != nullptr && ts->is_string()) {
             t->status_ts = std::string(ts->get_string());
         }
+        t->ready = true;
+        notify();
     }
 
     // ---- Clicks (§8.4) ----
@@ -866,8 +871,12 @@ asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
             while (!ended) co_await wait_on(wake, steady_clock::time_point::max());
             co_return nullptr;
         }
-        auto it =
-            std::find_if(queue.begin(), queue.end(), [&](const auto& t) { return !running.contains(t->session_id); });
+        // The first ready turn of an idle thread; a turn never overtakes an earlier one of its thread.
+        std::set<std::string> passed;
+        auto it = std::find_if(queue.begin(), queue.end(), [&](const auto& t) {
+            if (running.contains(t->session_id) || !passed.insert(t->session_id).second) return false;
+            return t->ready;
+        });
         if (it == queue.end()) {
             co_await wait_on(wake, steady_clock::time_point::max());
             continue;
