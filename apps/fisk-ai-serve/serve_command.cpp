@@ -332,13 +332,15 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
 
     rt.set_drain_budget(cfg.serve.drain_timeout);
     rt.set_cancel_grace(std::chrono::seconds(10));
-    rt.on_drain([srv] {
+    // Weak: the runtime keeps its callbacks past the server's end, and a server kept alive
+    // keeps its channels (and their sockets' timers) alive, so the process would not exit.
+    rt.on_drain([weak_srv = std::weak_ptr<serve::server>(srv)] {
         fiskai::app::log_info("shutting down: taking no new work, letting running work finish");
-        srv->drain();
+        if (auto s = weak_srv.lock()) s->drain();
     });
-    // Weak: the runtime may keep its callbacks past the connection's close.
-    rt.on_cancel([srv, weak_tools = std::weak_ptr<serve::a2a_tool_service>(tool_service)] {
-        srv->cancel();
+    rt.on_cancel([weak_srv = std::weak_ptr<serve::server>(srv),
+                  weak_tools = std::weak_ptr<serve::a2a_tool_service>(tool_service)] {
+        if (auto s = weak_srv.lock()) s->cancel();
         if (auto tools = weak_tools.lock()) tools->cancel();
     });
 

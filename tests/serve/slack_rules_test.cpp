@@ -1,5 +1,6 @@
 // The Slack channel's I/O-free rules (serve.md §8, Amendments 14 and 18).
 #include <fiskai/config/config.hpp>
+#include <fiskai/runstate/state.hpp>
 #include <fiskai/serve/slack_channel.hpp>
 #include <fiskai/serve/slack_rules.hpp>
 
@@ -279,4 +280,58 @@ TEST_CASE("slack options from expose.agent.slack: tokens from the environment on
     CHECK(ok->tokens.bot_token == "xoxb-1");
     CHECK(ok->api_base_url == "http://127.0.0.1:9/api");
     CHECK(ok->question_timeout == std::chrono::seconds(5));  // floored by the question window
+}
+
+TEST_CASE("slack late approval: the journal says whether the gated call still awaits a decision", "[slack]") {
+    namespace llm = fiskai::llm;
+    fiskai::runstate::run_state session;
+    // No pending batch: everything the model asked for has its result (or was never asked).
+    CHECK_FALSE(rules::awaiting_decision(session, "toolu_1"));
+
+    fiskai::runstate::pending_turn pending;
+    pending.assistant.who = llm::role::assistant;
+    pending.assistant.content.push_back(llm::text_block{"let me check"});
+    pending.assistant.content.push_back(llm::tool_use_block{"toolu_1", "guarded", "{}", std::nullopt});
+    pending.assistant.content.push_back(llm::tool_use_block{"toolu_2", "other", "{}", std::nullopt});
+    session.pending = pending;
+    // The gate aborted on toolu_1: no result, so a late click decides it.
+    CHECK(rules::awaiting_decision(session, "toolu_1"));
+    CHECK(rules::awaiting_decision(session, "toolu_2"));
+    // A call of another batch, or no call id at all, is not this session's pending call.
+    CHECK_FALSE(rules::awaiting_decision(session, "toolu_9"));
+    CHECK_FALSE(rules::awaiting_decision(session, ""));
+    // Once its result is journaled (allowed, denied or run), the decision was taken.
+    session.pending->answered.insert("toolu_1");
+    CHECK_FALSE(rules::awaiting_decision(session, "toolu_1"));
+    CHECK(rules::awaiting_decision(session, "toolu_2"));
+}
+
+TEST_CASE("slack clicks during a restart keep the controls and say why", "[slack]") {
+    json::array blocks{
+        json::object{{"type", "section"}, {"text", json::object{{"type", "mrkdwn"}, {"text", "Run `rm`?"}}}},
+        json::object{{"type", "actions"}, {"elements", json::array{json::object{{"type", "button"}}}}},
+        json::object{{"type", "context"},
+                     {"elements", json::array{json::object{{"type", "mrkdwn"}, {"text", "old"}}}}}};
+    const auto noted = rules::noted_blocks(blocks, rules::text::restarting_click);
+    REQUIRE(noted.as_array().size() == 3);
+    CHECK(noted.as_array()[0] == blocks[0]);
+    CHECK(noted.as_array()[1] == blocks[1]);
+    CHECK(noted.as_array()[2].at("elements").at(0).at("text").as_string() == rules::text::restarting_click);
+    // A click payload without blocks still gets the note.
+    CHECK(rules::noted_blocks(nullptr, "x").as_array().size() == 1);
+
+    // The clicked message's blocks travel with the click, as the person saw them.
+    json::object payload{
+        {"type", "block_actions"},
+        {"user", json::object{{"id", "U1"}}},
+        {"team", json::object{{"id", "T1"}}},
+        {"container", json::object{{"channel_id", "C1"}, {"message_ts", "2.0"}, {"thread_ts", "1.0"}}},
+        {"message", json::object{{"ts", "2.0"}, {"blocks", blocks}}},
+        {"actions", json::array{json::object{{"action_id", "fiskai.answer.0"},
+                                             {"value", rules::encode_value({"q1", "approval", "once", "toolu_1"})},
+                                             {"text", json::object{{"type", "plain_text"}, {"text", "Allow once"}}}}}}};
+    std::string why;
+    auto c = rules::parse_click(payload, why);
+    REQUIRE(c);
+    CHECK(c->message_blocks == json::value(blocks));
 }

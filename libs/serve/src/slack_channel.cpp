@@ -111,6 +111,8 @@ struct queued_turn {
     bool resume = false;
     std::string resume_prompt;                                      // confirm/select answered late
     std::optional<std::pair<std::string, toolkit::approval>> held;  // approval answered late: call id, choice
+    std::string held_call;  // that call id, kept after use until the turn reports (held_calls)
+    bool ready = false;     // its status message was posted (or the post failed)
     std::string label;
 };
 
@@ -144,16 +146,25 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     std::set<std::string> running;                   // sessions with a turn handed out
     std::size_t handed_out = 0;                      // works handed out, not yet reported
     std::map<std::string, std::shared_ptr<open_question>> questions;
+    // (session, call id) of approvals answered late whose resume turn is admitted or running:
+    // until that turn reports, the journal still shows the call pending, yet it is decided.
+    std::set<std::pair<std::string, std::string>> held_calls;
     std::size_t intake_inflight = 0, posts_inflight = 0;
+    std::map<std::string, std::deque<std::pair<std::string, json::object>>> lanes;  // post_detached, per target
     bool released = false, ended = false;
-    asio::steady_timer wake;  // next() and release() wait here
+    asio::steady_timer wake;  // next() waits here
+    // The watchdog's ping interval and the reconnect backoff: cancelled when the socket is
+    // done, so nothing keeps the io_context running for up to 30 s after the channel closed.
+    asio::steady_timer ping_timer, backoff_timer;
 
     impl(asio::any_io_executor ex, std::shared_ptr<runstate::store> s, slack_channel_options o)
         : executor(ex),
           sessions(std::move(s)),
           options(std::move(o)),
           http(ex),
-          wake(ex, steady_clock::time_point::max()) {}
+          wake(ex, steady_clock::time_point::max()),
+          ping_timer(ex),
+          backoff_timer(ex) {}
 
     void notify() { wake.cancel(); }
 
@@ -209,19 +220,37 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         }
     }
 
-    // Fire-and-forget posts are counted so release() can wait for them (§8.7 step 4).
+    // Fire-and-forget posts are counted so release() can wait for them (§8.7 step 4), and
+    // sent in order per target (an edit per message, a post per thread): the given-up edit
+    // and the answered edit of one question, made a moment apart, land in the order they
+    // were made, so the message ends showing the state that won.
     void post_detached(std::string method, json::object args) {
         ++posts_inflight;
-        auto self = shared_from_this();
-        asio::co_spawn(
-            executor,
-            [self, method = std::move(method), args = std::move(args)]() mutable -> asio::awaitable<void> {
-                auto r = co_await self->call(method, std::move(args));
-                if (!r) self->options.log.warn("slack: a post failed", {{"error", r.error()}});
-                --self->posts_inflight;
-                self->notify();
-            },
-            asio::detached);
+        auto field = [&](std::string_view k) {
+            const auto* v = args.if_contains(k);
+            return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+        };
+        auto key = fmt::format("{}/{}", field("channel"), method == "chat.update" ? field("ts") : field("thread_ts"));
+        auto& lane = lanes[key];
+        lane.emplace_back(std::move(method), std::move(args));
+        // The lane's head stays queued while it is sent: a lane of one has no sender yet.
+        if (lane.size() == 1) asio::co_spawn(executor, send_lane(shared_from_this(), std::move(key)), asio::detached);
+    }
+
+    static asio::awaitable<void> send_lane(std::shared_ptr<impl> self, std::string key) {
+        for (;;) {
+            auto head = self->lanes.at(key).front();
+            auto r = co_await self->call(head.first, std::move(head.second));
+            if (!r) self->options.log.warn("slack: a post failed", {{"error", r.error()}});
+            --self->posts_inflight;
+            self->notify();
+            auto& lane = self->lanes.at(key);
+            lane.pop_front();
+            if (lane.empty()) {
+                self->lanes.erase(key);
+                co_return;
+            }
+        }
     }
 
     // ---- Socket Mode ----
@@ -261,7 +290,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     // A socket that answers no ping within ping_interval + pong_timeout is dead: close it,
     // and the reader reconnects.
     static asio::awaitable<void> watchdog(std::shared_ptr<impl> self) {
-        asio::steady_timer t(self->executor);
+        auto& t = self->ping_timer;
         while (!self->socket_done) {
             t.expires_after(to_steady(self->options.ping_interval));
             boost::system::error_code ec;
@@ -300,7 +329,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
                         co_return;
                     }
                     self->options.log.warn("slack: reconnect failed", {{"error", *failed}});
-                    asio::steady_timer t(self->executor, backoff);
+                    auto& t = self->backoff_timer;
+                    t.expires_after(backoff);
                     boost::system::error_code ec;
                     co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
                     backoff = std::min(backoff * 2, to_steady(self->options.reconnect_backoff_max));
@@ -355,16 +385,22 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     void set_fault(std::string what) {
         options.log.error("slack: channel failed", {{"error", what}});
         fault = std::make_exception_ptr(slack_error(std::move(what)));
-        socket_done = true;
-        if (socket) socket->abort();
+        finish_socket();
         notify();
     }
 
     void close_socket_if_done() {
-        if (ended && handed_out == 0 && !socket_done) {
-            socket_done = true;
-            if (socket) socket->abort();
-        }
+        if (ended && handed_out == 0 && !socket_done) finish_socket();
+    }
+
+    void finish_socket() {
+        socket_done = true;
+        if (socket) socket->abort();
+        ping_timer.cancel();
+        backoff_timer.cancel();
+        // Every post has landed by now; an idle keep-alive connection's sweeper would
+        // otherwise keep the io_context (and the process) alive for its idle timeout.
+        http.close_idle();
     }
 
     // ---- Intake (§8.2) ----
@@ -424,10 +460,12 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         co_await admit(t);
     }
 
+    // Queued in its thread's order at once, handed out only once its status message exists:
+    // a turn that ran before the post returned had no status to edit, and its "Queued" landed
+    // after its answer and stayed.
     asio::awaitable<void> admit(std::shared_ptr<queued_turn> t) {
         ++thread_load[t->session_id];
         queue.push_back(t);
-        notify();
         auto args =
             json::object{{"channel", t->msg.channel}, {"thread_ts", t->msg.thread_ts}, {"text", rules::text::queued}};
         auto posted = co_await call("chat.postMessage", std::move(args));
@@ -436,6 +474,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         } else if (const auto* ts = posted->if_contains("ts"); ts != nullptr && ts->is_string()) {
             t->status_ts = std::string(ts->get_string());
         }
+        t->ready = true;
+        notify();
     }
 
     // ---- Clicks (§8.4) ----
@@ -481,33 +521,32 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
             co_return;
         }
         if (released) {
-            // Controls kept: the person clicks again once the worker is back.
+            // Controls kept (§8.7): the person clicks again once the worker is back.
+            const auto& shown = c.message_blocks.is_array() || !q ? c.message_blocks : q->blocks;
             edit(c.channel, c.message_ts, std::string(rules::text::restarting_click),
-                 json::array{
-                     json::object{{"type", "section"}, {"text", {{"type", "mrkdwn"}, {"text", c.question_text}}}},
-                     json::object{{"type", "context"},
-                                  {"elements", json::array{json::object{{"type", "mrkdwn"},
-                                                                        {"text", rules::text::restarting_click}}}}}});
+                 rules::noted_blocks(shown, rules::text::restarting_click));
             co_return;
         }
         if (q && q->slot.resolve(a2a_rules::question_slot::verdict::answer) != a2a_rules::question_slot::effect::late) {
             // Amendment 14: the decision was taken (delivered, or a first late click resumed
             // the conversation); the message only says so.
-            auto m = rules::answered_message(c.question_text, rules::text::already_decided, c.user);
-            edit(c.channel, c.message_ts, m.text, m.blocks);
+            already_decided(c);
             co_return;
         }
-        // A late click (given up, or unknown after a restart): a resume turn. The session comes
-        // from where the click happened, never from the value.
+        // A late click (given up, or unknown after a restart). The session comes from where
+        // the click happened, never from the value.
         const auto session = slack_session_id(options.identity, c.team, c.channel, c.thread_ts);
+        if (v.kind == "approval") {
+            co_await late_approval(std::move(c), session);
+            co_return;
+        }
         bool exists = false;
         if (sessions) {
             auto found = co_await sessions->exists(session);
             exists = found && *found;
         }
         if (!exists) {
-            options.log.warn("slack: ignoring a click for a conversation this worker does not hold",
-                             {{"session", session}});
+            ignore_foreign_click(session);
             co_return;
         }
         auto t = std::make_shared<queued_turn>();
@@ -519,20 +558,112 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         t->session_id = session;
         t->resume = true;
         t->label = fmt::format("slack click on {} in {} by {}", c.message_ts, c.channel, c.user);
-        if (v.kind == "approval") {
-            auto choice = rules::approval_choice(v.choice);
-            if (!choice) co_return;
-            t->held.emplace(v.call_id, *choice);
-        } else {
-            t->resume_prompt = rules::resume_prompt(c.question_text, c.choice_text);
-        }
+        t->resume_prompt = rules::resume_prompt(c.question_text, c.choice_text);
         auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
         edit(c.channel, c.message_ts, m.text, m.blocks);
         co_await admit(t);
     }
 
+    void already_decided(const rules::click& c) {
+        auto m = rules::answered_message(c.question_text, rules::text::already_decided, c.user);
+        edit(c.channel, c.message_ts, m.text, m.blocks);
+    }
+
+    void ignore_foreign_click(const std::string& session) {
+        options.log.warn("slack: ignoring a click for a conversation this worker does not hold",
+                         {{"session", session}});
+    }
+
+    // A late approval click: a resume turn only while the journal still holds the gated call
+    // awaiting a decision (§8.4); a call already decided only gets its message edited
+    // (Amendment 14). Pending-ness is the journal's answer, so it survives a restart.
+    asio::awaitable<void> late_approval(rules::click c, std::string session) {
+        const auto& v = c.value;
+        const auto choice = rules::approval_choice(v.choice);
+        if (!choice) co_return;
+        // The call was re-dispatched by a turn running now and asked again: the click answers that.
+        for (auto& [id, open] : questions) {
+            if (open->session_id != session || open->kind != "approval" || open->call_id != v.call_id ||
+                open->slot.current() != a2a_rules::question_slot::state::open)
+                continue;
+            if (open->slot.resolve(a2a_rules::question_slot::verdict::answer) !=
+                a2a_rules::question_slot::effect::delivered)
+                continue;
+            open->value = v;
+            if (open->waiter != nullptr) open->waiter->cancel();
+            auto m = rules::answered_message(open->question_text, c.choice_text, c.user);
+            edit(open->channel, open->message_ts, m.text, m.blocks);
+            auto clicked = rules::answered_message(c.question_text, c.choice_text, c.user);
+            edit(c.channel, c.message_ts, clicked.text, clicked.blocks);
+            co_return;
+        }
+        const auto key = std::make_pair(session, v.call_id);
+        if (held_calls.contains(key)) {
+            already_decided(c);
+            co_return;
+        }
+        if (!sessions) {
+            ignore_foreign_click(session);
+            co_return;
+        }
+        auto loaded = co_await sessions->load(session);
+        if (!loaded) {
+            if (loaded.error().code == runstate::errc::not_found)
+                ignore_foreign_click(session);
+            else
+                options.log.warn("slack: could not read the session for a late click",
+                                 {{"session", session}, {"error", loaded.error().message}});
+            co_return;
+        }
+        // Another click for the same call may have been admitted while the journal was read.
+        if (!rules::awaiting_decision(*loaded, v.call_id) || held_calls.contains(key)) {
+            already_decided(c);
+            co_return;
+        }
+        held_calls.insert(key);
+        auto t = std::make_shared<queued_turn>();
+        t->msg.team = c.team;
+        t->msg.channel = c.channel;
+        t->msg.thread_ts = c.thread_ts;
+        t->msg.user = c.user;
+        t->msg.ts = c.message_ts;
+        t->session_id = session;
+        t->resume = true;
+        t->label = fmt::format("slack click on {} in {} by {}", c.message_ts, c.channel, c.user);
+        t->held.emplace(v.call_id, *choice);
+        t->held_call = v.call_id;
+        auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
+        edit(c.channel, c.message_ts, m.text, m.blocks);
+        co_await admit(t);
+    }
+
+    // §8.7 steps 2-4, started by release() whether or not a puller is in next(): with every
+    // slot busy the server calls next() no more, and queued turns must still be told.
+    static asio::awaitable<void> drain(std::shared_ptr<impl> self) {
+        asio::steady_timer poll(self->executor);
+        while (self->intake_inflight > 0) co_await wait_on(poll, steady_clock::now() + std::chrono::milliseconds(20));
+        for (auto& t : self->queue) {
+            if (!t->status_ts.empty())
+                self->edit(t->msg.channel, t->status_ts, std::string(rules::text::not_started), nullptr);
+            else
+                self->reply_in_thread(t->msg, rules::text::not_started);
+            self->forget(*t);
+        }
+        self->queue.clear();
+        while (self->posts_inflight > 0) co_await wait_on(poll, steady_clock::now() + std::chrono::milliseconds(20));
+        self->ended = true;
+        self->notify();
+        self->close_socket_if_done();
+    }
+
+    // A turn that leaves (reported, or never started): its thread's load and held call.
+    void forget(const queued_turn& t) {
+        if (auto it = thread_load.find(t.session_id); it != thread_load.end() && --it->second == 0)
+            thread_load.erase(it);
+        if (!t.held_call.empty()) held_calls.erase({t.session_id, t.held_call});
+    }
+
     asio::awaitable<std::unique_ptr<work>> next();
-    asio::awaitable<std::unique_ptr<work>> drain_and_end();
 };
 
 // One turn handed out: the work, its prompter and its event sink.
@@ -577,8 +708,7 @@ public:
             if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
         }
         ch->running.erase(turn_->session_id);
-        if (auto it = ch->thread_load.find(turn_->session_id); it != ch->thread_load.end() && --it->second == 0)
-            ch->thread_load.erase(it);
+        ch->forget(*turn_);
         --ch->handed_out;
         ch->notify();
         ch->close_socket_if_done();
@@ -736,9 +866,17 @@ asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
     auto self = shared_from_this();
     for (;;) {
         if (fault) std::rethrow_exception(fault);
-        if (released) co_return co_await drain_and_end();
-        auto it =
-            std::find_if(queue.begin(), queue.end(), [&](const auto& t) { return !running.contains(t->session_id); });
+        if (released) {
+            // release() drains (§8.7 steps 2-4); next() ends once that is done (step 5).
+            while (!ended) co_await wait_on(wake, steady_clock::time_point::max());
+            co_return nullptr;
+        }
+        // The first ready turn of an idle thread; a turn never overtakes an earlier one of its thread.
+        std::set<std::string> passed;
+        auto it = std::find_if(queue.begin(), queue.end(), [&](const auto& t) {
+            if (running.contains(t->session_id) || !passed.insert(t->session_id).second) return false;
+            return t->ready;
+        });
         if (it == queue.end()) {
             co_await wait_on(wake, steady_clock::time_point::max());
             continue;
@@ -746,6 +884,8 @@ asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
         auto t = *it;
         queue.erase(it);
         running.insert(t->session_id);
+        // Counted from here: the drain must not close the socket under a work being handed out.
+        ++handed_out;
         // Follow-up is the store's answer, never a map: a map is wrong after a restart.
         bool exists = false;
         if (sessions) {
@@ -772,35 +912,15 @@ asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
                 }
             }
         }
-        ++handed_out;
         co_return w;
     }
-}
-
-// §8.7 steps 2-5.
-asio::awaitable<std::unique_ptr<work>> slack_channel::impl::drain_and_end() {
-    while (intake_inflight > 0) co_await wait_on(wake, steady_clock::now() + std::chrono::milliseconds(50));
-    for (auto& t : queue) {
-        if (!t->status_ts.empty())
-            edit(t->msg.channel, t->status_ts, std::string(rules::text::not_started), nullptr);
-        else
-            reply_in_thread(t->msg, rules::text::not_started);
-    }
-    queue.clear();
-    while (posts_inflight > 0) co_await wait_on(wake, steady_clock::now() + std::chrono::milliseconds(50));
-    ended = true;
-    close_socket_if_done();
-    co_return nullptr;
 }
 
 slack_channel::slack_channel(asio::any_io_executor executor, std::shared_ptr<runstate::store> sessions,
                              slack_channel_options options)
     : impl_(std::make_shared<impl>(std::move(executor), std::move(sessions), std::move(options))) {}
 
-slack_channel::~slack_channel() {
-    impl_->socket_done = true;
-    if (impl_->socket) impl_->socket->abort();
-}
+slack_channel::~slack_channel() { impl_->finish_socket(); }
 
 asio::awaitable<void> slack_channel::start() { co_await impl_->start(); }
 
@@ -809,6 +929,7 @@ asio::awaitable<std::unique_ptr<work>> slack_channel::next() { co_return co_awai
 void slack_channel::release() {
     if (impl_->released) return;
     impl_->released = true;
+    asio::co_spawn(impl_->executor, impl::drain(impl_), asio::detached);
     impl_->notify();
 }
 

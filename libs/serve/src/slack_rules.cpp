@@ -1,10 +1,13 @@
 #include <fiskai/serve/a2a_rules.hpp>
 #include <fiskai/serve/slack_rules.hpp>
 
+#include <fiskai/runstate/state.hpp>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <variant>
 
 namespace fiskai::serve::slack_rules {
 
@@ -431,6 +434,7 @@ std::optional<click> parse_click(const json::object& payload, std::string& why) 
     c.choice_text = a2a_rules::sanitize(label.empty() ? choice_label(c.value, {}) : label, 200);
     if (message != nullptr) {
         if (const auto* blocks = message->if_contains("blocks"); blocks != nullptr && blocks->is_array()) {
+            c.message_blocks = *blocks;
             for (const auto& b : blocks->get_array()) {
                 const auto* block = b.if_object();
                 if (block == nullptr || str(*block, "type") != "section") continue;
@@ -458,6 +462,24 @@ json::value given_up_blocks(const json::value& blocks) {
 
 std::string resume_prompt(std::string_view question_text, std::string_view answer) {
     return fmt::format("The operator answered your earlier question \"{}\": {}.", question_text, answer);
+}
+
+bool awaiting_decision(const runstate::run_state& session, std::string_view call_id) {
+    if (!session.pending || call_id.empty() || session.pending->answered.contains(std::string(call_id))) return false;
+    return std::any_of(session.pending->assistant.content.begin(), session.pending->assistant.content.end(),
+                       [&](const llm::content_block& b) {
+                           const auto* use = std::get_if<llm::tool_use_block>(&b);
+                           return use != nullptr && use->id == call_id;
+                       });
+}
+
+json::value noted_blocks(const json::value& blocks, std::string_view note) {
+    json::array out;
+    if (blocks.is_array())
+        for (const auto& b : blocks.get_array())
+            if (!(b.is_object() && str(b.get_object(), "type") == "context")) out.push_back(b);
+    out.push_back(json::object{{"type", "context"}, {"elements", json::array{mrkdwn(note)}}});
+    return out;
 }
 
 }  // namespace fiskai::serve::slack_rules

@@ -1,82 +1,16 @@
 #pragma once
-// Runs fiskai-fake-llm as a child process for a test or a benchmark: starts it, reads the
-// port from its `fake-llm listening on 127.0.0.1:<port>` line (bounded wait), and stops it
-// (SIGTERM, then reaped) when destroyed.
+// Runs fiskai-fake-llm as a child process for a test or a benchmark (listening_child.hpp):
+// `args` are its options (--script, --port 0, …); the port comes from its listening line.
 
-#include <chrono>
-#include <csignal>
-#include <cstring>
-#include <poll.h>
-#include <spawn.h>
-#include <stdexcept>
-#include <string>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <vector>
-
-extern char** environ;
+#include "../listening_child.hpp"
 
 namespace fiskai::test {
 
-class fake_llm_process {
+class fake_llm_process : public listening_child {
 public:
     fake_llm_process(const std::string& binary, std::vector<std::string> args,
-                     std::chrono::milliseconds startup = std::chrono::seconds(10)) {
-        int out[2];
-        if (::pipe(out) != 0) throw std::runtime_error("fake-llm: pipe failed");
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addclose(&actions, out[0]);
-        args.insert(args.begin(), binary);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const int rc = ::posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        ::close(out[1]);
-        if (rc != 0) {
-            ::close(out[0]);
-            throw std::runtime_error("fake-llm: cannot start " + binary + ": " + std::strerror(rc));
-        }
-        const std::string prefix = "fake-llm listening on 127.0.0.1:";
-        std::string line;
-        const auto deadline = std::chrono::steady_clock::now() + startup;
-        while (line.find('\n') == std::string::npos) {
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            pollfd fd{out[0], POLLIN, 0};
-            if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) <= 0) break;
-            char buffer[256];
-            const auto n = ::read(out[0], buffer, sizeof buffer);
-            if (n <= 0) break;
-            line.append(buffer, static_cast<std::size_t>(n));
-        }
-        ::close(out[0]);
-        if (line.rfind(prefix, 0) != 0) {
-            stop();
-            throw std::runtime_error("fake-llm did not start: " + line);
-        }
-        port_ = std::stoi(line.substr(prefix.size()));
-    }
-    ~fake_llm_process() { stop(); }
-    fake_llm_process(const fake_llm_process&) = delete;
-    fake_llm_process& operator=(const fake_llm_process&) = delete;
-
-    [[nodiscard]] int port() const { return port_; }
-    [[nodiscard]] pid_t pid() const { return pid_; }
-
-    void stop() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGTERM);
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-    }
-
-private:
-    pid_t pid_ = -1;
-    int port_ = 0;
+                     std::chrono::milliseconds startup = std::chrono::seconds(10))
+        : listening_child("fake-llm", binary, std::move(args), startup) {}
 };
 
 }  // namespace fiskai::test

@@ -356,7 +356,19 @@ asio::awaitable<void> serve_connection(tcp::socket socket, std::shared_ptr<serve
             srv.drop_acks = count && count->is_int64() ? static_cast<int>(count->get_int64()) : 1;
             res = make_response(req, 200, R"({"ok":true})");
         } else if (target == "/_fake/messages") {
-            res = make_response(req, 200, json::serialize(json::object{{"messages", srv.state.log()}}));
+            // ?thread_ts=<ts>: only that thread's posts and edits (tests that poll one thread of many).
+            json::object query;
+            if (const auto q = std::string_view(req.target()).find('?'); q != std::string_view::npos)
+                parse_form(std::string_view(req.target()).substr(q + 1), query);
+            json::array messages = srv.state.log();
+            if (const auto* thread = query.if_contains("thread_ts"); thread != nullptr && thread->is_string()) {
+                json::array only;
+                for (auto& m : messages)
+                    if (const auto* t = m.as_object().if_contains("thread_ts"); t != nullptr && *t == *thread)
+                        only.push_back(std::move(m));
+                messages = std::move(only);
+            }
+            res = make_response(req, 200, json::serialize(json::object{{"messages", std::move(messages)}}));
         } else if (target == "/_fake/acks") {
             res = make_response(
                 req, 200,

@@ -19,6 +19,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace fiskai::runstate {
+struct run_state;
+}  // namespace fiskai::runstate
+
 namespace fiskai::serve::slack_rules {
 
 // The texts (exact, §8.2-§8.7).
@@ -138,8 +142,9 @@ struct question_message {
 struct click {
     std::string envelope_id, team, channel, thread_ts, message_ts, user;
     action_value value;
-    std::string question_text;  // the question message's section text, sanitized
-    std::string choice_text;    // the label of what was clicked, sanitized
+    std::string question_text;          // the question message's section text, sanitized
+    std::string choice_text;            // the label of what was clicked, sanitized
+    boost::json::value message_blocks;  // the clicked message's blocks as the person saw them (null: none)
 };
 // A block_actions payload → the click on one of our controls, or nullopt with `why`.
 // The thread comes from container.thread_ts, else message.thread_ts (Amendment 18).
@@ -152,5 +157,15 @@ struct click {
 [[nodiscard]] boost::json::value given_up_blocks(const boost::json::value& blocks);
 // A resume turn's prompt for a confirm/select answered late.
 [[nodiscard]] std::string resume_prompt(std::string_view question_text, std::string_view answer);
+
+// Whether the session's journal still holds `call_id` as a gated call awaiting a decision:
+// a tool call of the pending (unfinished) batch with no result. A late approval click is a
+// resume turn only then (§8.4); otherwise the decision was taken and the click only edits
+// the message (Amendment 14). Read from the journal, so it holds after a restart.
+[[nodiscard]] bool awaiting_decision(const runstate::run_state& session, std::string_view call_id);
+
+// The question's blocks with a context line `note` in place of any earlier context line,
+// the controls kept: what a click during a restart leaves (§8.7).
+[[nodiscard]] boost::json::value noted_blocks(const boost::json::value& blocks, std::string_view note);
 
 }  // namespace fiskai::serve::slack_rules
