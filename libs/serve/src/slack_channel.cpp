@@ -549,6 +549,15 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
             ignore_foreign_click(session);
             co_return;
         }
+        auto t = resume_turn(c, session);
+        t->resume_prompt = rules::resume_prompt(c.question_text, c.choice_text);
+        auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
+        edit(c.channel, c.message_ts, m.text, m.blocks);
+        co_await admit(t);
+    }
+
+    // The turn a click days later becomes (§8.4): the clicked thread's session, resumed.
+    static std::shared_ptr<queued_turn> resume_turn(const rules::click& c, const std::string& session) {
         auto t = std::make_shared<queued_turn>();
         t->msg.team = c.team;
         t->msg.channel = c.channel;
@@ -558,10 +567,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         t->session_id = session;
         t->resume = true;
         t->label = fmt::format("slack click on {} in {} by {}", c.message_ts, c.channel, c.user);
-        t->resume_prompt = rules::resume_prompt(c.question_text, c.choice_text);
-        auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
-        edit(c.channel, c.message_ts, m.text, m.blocks);
-        co_await admit(t);
+        return t;
     }
 
     void already_decided(const rules::click& c) {
@@ -621,15 +627,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
             co_return;
         }
         held_calls.insert(key);
-        auto t = std::make_shared<queued_turn>();
-        t->msg.team = c.team;
-        t->msg.channel = c.channel;
-        t->msg.thread_ts = c.thread_ts;
-        t->msg.user = c.user;
-        t->msg.ts = c.message_ts;
-        t->session_id = session;
-        t->resume = true;
-        t->label = fmt::format("slack click on {} in {} by {}", c.message_ts, c.channel, c.user);
+        auto t = resume_turn(c, session);
         t->held.emplace(v.call_id, *choice);
         t->held_call = v.call_id;
         auto m = rules::answered_message(c.question_text, c.choice_text, c.user);
