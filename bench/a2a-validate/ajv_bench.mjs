@@ -15,12 +15,16 @@ const byProtocol = (body) => {
     'io.choria.fisk-ai.v1.question': 'question.json',
     'io.choria.fisk-ai.v1.answer': 'answer.json',
     'io.choria.fisk-ai.v1.keepalive': 'keepalive.json',
+    'io.choria.fisk-ai.v1.ack': 'ack.json',
+    'io.choria.fisk-ai.v1.event': 'event.json',
+    'io.choria.fisk-ai.v1.result': 'result.json',
   }[body.protocol];
   const id = JSON.parse(readFileSync(`${schemas}/${schemaFile}`, 'utf8')).$id;
   return ajv.getSchema(id);
 };
 for (const name of ['tool.request.input.json', 'tool.reply.exit3.json', 'discovery.reply.json',
-  'question.approval.json', 'answer.decision.json', 'keepalive.json']) {
+  'question.approval.json', 'answer.decision.json', 'keepalive.json', 'ack.json', 'event.text.json',
+  'event.tool_result.json', 'result.json']) {
   const text = readFileSync(`${golden}/${name}`, 'utf8').trim();
   const validate = byProtocol(JSON.parse(text));
   if (!validate(JSON.parse(text))) throw new Error(`${name}: ${JSON.stringify(validate.errors)}`);

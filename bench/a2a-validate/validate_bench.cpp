@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     const double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
     const auto& v = fiskai::a2a::default_validator();
     for (const char* name : {"tool.request.input.json", "tool.reply.exit3.json", "discovery.reply.json",
-                             "question.approval.json", "answer.decision.json", "keepalive.json"}) {
+                             "question.approval.json", "answer.decision.json", "keepalive.json", "ack.json",
+                             "event.text.json", "event.tool_result.json", "result.json"}) {
         const auto body = read(dir + "/" + name);
         if (!v.check(body)) {
             fmt::print(stderr, "{} does not validate\n", name);

@@ -1,7 +1,7 @@
 // A one-tool task end to end over a2a (caller -> NATS -> `fisk-ai-serve serve` -> fake LLM
 // -> `fisk-demo stream info` -> fake LLM -> terminal), with the fake answering at once, at
 // 1 and 4 slots, beside the floor it is made of, each part measured alone on the same
-// machine: two fake-LLM round trips (the task's own two request bodies, replayed from the
+// machine, in batches between the 1-worker row's tasks so both see the same load: two fake-LLM round trips (the task's own two request bodies, replayed from the
 // fake's log), one spawn of the tool, the journal's fdatasyncs (records per session, counted
 // from the journal, times one write + fdatasync in the same directory) and the NATS hops on
 // the critical path (request to the worker and terminal back: one request-reply round trip).
@@ -62,13 +62,13 @@ std::vector<std::string> logged_bodies(const fb::fs::path& log) {
     return out;
 }
 
-// p50 of the two round trips of one task, back to back on one keep-alive client.
-double llm_floor_ms(const std::string& url, const std::vector<std::string>& bodies, int n) {
+// The two round trips of one task, back to back on one keep-alive client, n times.
+std::vector<double> llm_floor_ms(const std::string& url, const std::vector<std::string>& bodies, int n) {
     asio::io_context ioc;
     fiskai::net::http_client client(ioc.get_executor());
     std::vector<double> samples;
     auto loop = [&]() -> asio::awaitable<void> {
-        for (int i = 0; i < n + 5; ++i) {
+        for (int i = 0; i < n + 1; ++i) {
             const auto t = bench_clock::now();
             for (const auto& b : bodies) {
                 fiskai::net::http_request r;
@@ -79,24 +79,25 @@ double llm_floor_ms(const std::string& url, const std::vector<std::string>& bodi
                 auto got = co_await client.send(std::move(r), bench_clock::now() + std::chrono::seconds(10));
                 if (!got || got->status != 200) throw std::runtime_error("fake LLM replay failed");
             }
-            if (i >= 5) samples.push_back(fb::ms_since(t));
+            if (i >= 1) samples.push_back(fb::ms_since(t));  // the first opens the connection
         }
+        client.close_idle();  // else its idle keep-alive connection holds run() for its 60 s timeout
     };
     auto f = asio::co_spawn(ioc, loop(), asio::use_future);
     ioc.run();
     f.get();
-    return fb::percentile(samples, 0.5);
+    return samples;
 }
 
-double spawn_floor_ms(const std::string& demo, int n) {
+std::vector<double> spawn_floor_ms(const std::string& demo, int n) {
     std::vector<double> samples;
-    for (int i = 0; i < n + 5; ++i) {
+    for (int i = 0; i < n; ++i) {
         const auto t = bench_clock::now();
         auto r = fb::bare_spawn(demo, {"stream", "info", "--", "ORDERS"});
-        if (i >= 5) samples.push_back(fb::ms_since(t));
+        samples.push_back(fb::ms_since(t));
         if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
     }
-    return fb::percentile(samples, 0.5);
+    return samples;
 }
 
 // Records per session: lines of the journal files (one fdatasync each in the file backend).
@@ -111,7 +112,7 @@ double records_per_session(const fb::fs::path& runs) {
     return files ? static_cast<double>(lines) / static_cast<double>(files) : 0;
 }
 
-double fdatasync_floor_ms(const fb::fs::path& dir, int n) {
+std::vector<double> fdatasync_floor_ms(const fb::fs::path& dir, int n) {
     const auto path = dir / "floor.json";
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd < 0) throw std::runtime_error("cannot open the fdatasync floor file");
@@ -125,7 +126,7 @@ double fdatasync_floor_ms(const fb::fs::path& dir, int n) {
     }
     ::close(fd);
     fb::fs::remove(path);
-    return fb::percentile(samples, 0.5);
+    return samples;
 }
 
 void echo_handler(natsConnection* nc, natsSubscription*, natsMsg* msg, void*) {
@@ -136,28 +137,44 @@ void echo_handler(natsConnection* nc, natsSubscription*, natsMsg* msg, void*) {
 }
 
 // A bare nats.c request-reply to an echo responder on another connection of the same broker.
-double nats_floor_ms(const std::string& url, int n) {
-    fiskai::conns::connect_options o;
-    o.name = "bench-floor";
-    auto a = fiskai::conns::connection::dial_url(url, o);
-    auto b = fiskai::conns::connection::dial_url(url, o);
-    natsSubscription* sub = nullptr;
-    natsConnection_Subscribe(&sub, b->native_handle(), "bench.echo", echo_handler, nullptr);
-    natsConnection_Flush(b->native_handle());
-    const std::string body(400, 'x');
-    std::vector<double> samples;
-    for (int i = 0; i < n + 5; ++i) {
-        natsMsg* reply = nullptr;
-        const auto t = bench_clock::now();
-        if (natsConnection_Request(&reply, a->native_handle(), "bench.echo", body.data(), static_cast<int>(body.size()),
-                                   5000) != NATS_OK)
-            throw std::runtime_error("bare request-reply failed");
-        if (i >= 5) samples.push_back(fb::ms_since(t));
-        natsMsg_Destroy(reply);
+class nats_floor {
+public:
+    explicit nats_floor(const std::string& url)
+        : a_(fiskai::conns::connection::dial_url(url, options())), b_(fiskai::conns::connection::dial_url(url, options())) {
+        natsConnection_Subscribe(&sub_, b_->native_handle(), "bench.echo", echo_handler, nullptr);
+        natsConnection_Flush(b_->native_handle());
+        (void)samples(5);  // the request path's first use (the response subscription) is not the floor
     }
-    natsSubscription_Destroy(sub);
-    return fb::percentile(samples, 0.5);
-}
+    ~nats_floor() { natsSubscription_Destroy(sub_); }
+    nats_floor(const nats_floor&) = delete;
+    nats_floor& operator=(const nats_floor&) = delete;
+
+    std::vector<double> samples(int n) {
+        const std::string body(400, 'x');
+        std::vector<double> out;
+        for (int i = 0; i < n; ++i) {
+            natsMsg* reply = nullptr;
+            const auto t = bench_clock::now();
+            if (natsConnection_Request(&reply, a_->native_handle(), "bench.echo", body.data(),
+                                       static_cast<int>(body.size()), 5000) != NATS_OK)
+                throw std::runtime_error("bare request-reply failed");
+            out.push_back(fb::ms_since(t));
+            natsMsg_Destroy(reply);
+        }
+        return out;
+    }
+
+private:
+    static fiskai::conns::connect_options options() {
+        fiskai::conns::connect_options o;
+        o.name = "bench-floor";
+        return o;
+    }
+    std::unique_ptr<fiskai::conns::connection> a_, b_;
+    natsSubscription* sub_ = nullptr;
+};
+
+void append(std::vector<double>& to, const std::vector<double>& more) { to.insert(to.end(), more.begin(), more.end()); }
 
 }  // namespace
 
@@ -175,44 +192,62 @@ int main(int argc, char** argv) {
         fmt::print("one-tool task over a2a through fisk-ai-serve serve (nats-server {}, {} tasks per row)\n",
                    f.nats_url(), tasks);
 
+        // 1 worker: tasks and the floor's parts measured in alternation, a batch of each at a
+        // time, so that both see the same machine (a shared VM's speed drifts over a minute).
+        constexpr int batch = 20;
+        f.start_workers(1, 1, false);
+        (void)fb::drive_a2a(*nats, 4, 1);  // warm: introspection caches, page cache, connections
+        const auto bodies = logged_bodies(f.dir() / "llm.jsonl");
+        const double records = records_per_session(f.runs());
+        nats_floor hops_floor(f.nats_url());
+        fb::drive_figures one;
+        std::vector<double> llm, spawn, sync, hops;
+        for (int done = 0; done < tasks; done += batch) {
+            auto d = fb::drive_a2a(*nats, batch, 1);
+            if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
+            append(one.latency_ms, d.latency_ms);
+            one.seconds += d.seconds;
+            append(llm, llm_floor_ms(f.llm_url(), bodies, batch));
+            append(spawn, spawn_floor_ms(argv[3], batch));
+            append(sync, fdatasync_floor_ms(f.runs(), batch));
+            append(hops, hops_floor.samples(batch));
+        }
+        f.stop_workers();
+
         struct shape {
             int processes, workers, in_flight;
             std::string name;
         };
-        const std::vector<shape> shapes = {{1, 1, 1, "1 process, workers: 1, 1 task in flight"},
-                                           {1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
+        const std::vector<shape> shapes = {{1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
                                            {4, 1, 4, "4 processes (one queue group), workers: 1 each, 4 in flight"}};
-        std::vector<row_figures> rows;
-        double records = 0;
+        std::vector<row_figures> rows{figures(one)};
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
-            (void)fb::drive_a2a(*nats, 4, 1);  // warm: introspection caches, page cache, connections
+            (void)fb::drive_a2a(*nats, 4, 1);
             auto d = fb::drive_a2a(*nats, tasks, s.in_flight);
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             rows.push_back(figures(d));
-            if (records == 0) records = records_per_session(f.runs());
             f.stop_workers();
         }
 
-        // The floors, one part at a time.
-        const double llm = llm_floor_ms(f.llm_url(), logged_bodies(f.dir() / "llm.jsonl"), tasks);
-        const double spawn = spawn_floor_ms(argv[3], tasks);
-        const double sync = fdatasync_floor_ms(f.runs(), tasks);
-        const double hops = nats_floor_ms(f.nats_url(), tasks);
-        const double floor = llm + spawn + records * sync + hops;
+        const double llm_p50 = fb::percentile(llm, 0.5), spawn_p50 = fb::percentile(spawn, 0.5),
+                     sync_p50 = fb::percentile(sync, 0.5), hops_p50 = fb::percentile(hops, 0.5);
+        const double floor = llm_p50 + spawn_p50 + records * sync_p50 + hops_p50;
 
         fmt::print("\n  {:<64} {:>9} {:>9} {:>9}\n", "", "p50 ms", "p90 ms", "tasks/s");
+        fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", "1 process, workers: 1, 1 task in flight", rows[0].p50,
+                   rows[0].p90, rows[0].per_s);
         for (std::size_t i = 0; i < shapes.size(); ++i) {
-            fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", shapes[i].name, rows[i].p50, rows[i].p90,
-                       rows[i].per_s);
+            fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", shapes[i].name, rows[i + 1].p50, rows[i + 1].p90,
+                       rows[i + 1].per_s);
         }
-        fmt::print("\n  floor (p50 of each part, measured alone):\n");
-        fmt::print("    {:<62} {:>9.2f} ms\n", "two fake-LLM round trips (the task's own request bodies)", llm);
-        fmt::print("    {:<62} {:>9.2f} ms\n", "one spawn of the tool (fisk-demo stream info -- ORDERS)", spawn);
+        fmt::print("\n  floor (p50 of each part, measured alone, in batches between the 1-worker tasks):\n");
+        fmt::print("    {:<62} {:>9.2f} ms\n", "two fake-LLM round trips (the task's own request bodies)", llm_p50);
+        fmt::print("    {:<62} {:>9.2f} ms\n", "one spawn of the tool (fisk-demo stream info -- ORDERS)", spawn_p50);
         fmt::print("    {:<62} {:>9.2f} ms\n",
-                   fmt::format("journal: {:.1f} records x write + fdatasync ({:.3f} ms)", records, sync),
-                   records * sync);
-        fmt::print("    {:<62} {:>9.2f} ms\n", "NATS: request to the worker + terminal back (1 round trip)", hops);
+                   fmt::format("journal: {:.1f} records x write + fdatasync ({:.3f} ms)", records, sync_p50),
+                   records * sync_p50);
+        fmt::print("    {:<62} {:>9.2f} ms\n", "NATS: request to the worker + terminal back (1 round trip)", hops_p50);
         fmt::print("    {:<62} {:>9.2f} ms  = {:.0f} tasks/s one at a time\n", "sum", floor, 1000.0 / floor);
         fmt::print("\n  1 worker p50 = {:.2f}x the floor (goal <= 1.5x)\n", rows[0].p50 / floor);
         fmt::print("  scaling: workers 4 = {:.2f}x, 4 processes = {:.2f}x the tasks/s of 1 worker (2 cores)\n",

@@ -7,7 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
+#include <thread>
+#include <vector>
 
 using namespace fiskai::a2a;
 
@@ -37,6 +42,54 @@ TEST_CASE("a2a.ids: fresh ids are 27 base-62 characters, distinct, and time-orde
     // The first character moves with time: an id minted now sorts after one from 2020.
     const auto old = make_ksuid(ksuid_timestamp(std::chrono::system_clock::from_time_t(1'600'000'000)), {});
     CHECK(old < new_id());
+}
+
+// Ids draw their random bytes from a per-thread reserve: threads never share one, and a
+// forked child refills its own instead of minting its parent's next ids.
+TEST_CASE("a2a.ids: ids minted on many threads and across a fork are all distinct", "[a2a][ids]") {
+    constexpr int per_thread = 2000;
+    std::vector<std::vector<std::string>> minted(4);
+    std::vector<std::thread> threads;
+    for (auto& out : minted) {
+        threads.emplace_back([&out] {
+            for (int i = 0; i < per_thread; ++i) out.push_back(new_id());
+        });
+    }
+    for (auto& t : threads) t.join();
+    std::set<std::string> seen;
+    for (const auto& out : minted) seen.insert(out.begin(), out.end());
+    CHECK(seen.size() == minted.size() * per_thread);
+
+    (void)new_id();  // this thread's reserve now holds the bytes of the next ids
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        std::string ids;
+        for (int i = 0; i < 4; ++i) ids += new_id();
+        const bool ok = ::write(fds[1], ids.data(), ids.size()) == static_cast<ssize_t>(ids.size());
+        ::_exit(ok ? 0 : 1);
+    }
+    ::close(fds[1]);
+    std::string from_child(4 * ksuid_length, '\0');
+    std::size_t got = 0;
+    while (got < from_child.size()) {
+        const auto n = ::read(fds[0], from_child.data() + got, from_child.size() - got);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(got == from_child.size());
+    for (int i = 0; i < 4; ++i) {
+        // Minted within the same second as the child's, so equal random bytes would mean equal ids.
+        const auto parent_id = new_id();
+        for (int j = 0; j < 4; ++j) {
+            CHECK(parent_id != from_child.substr(static_cast<std::size_t>(j) * ksuid_length, ksuid_length));
+        }
+    }
 }
 
 TEST_CASE("a2a.stamp: stamping a request: one id three times, sequence 0, sender and recipient named", "[a2a][stamp]") {

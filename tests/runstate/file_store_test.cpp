@@ -8,7 +8,10 @@
 #include "file_env.hpp"
 #include "store_contract.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -241,6 +244,71 @@ TEST_CASE("file backend: a failed append leaves the journal whole and the termin
     REQUIRE(state->terminal.has_value());
     CHECK(state->terminal->reason == rs::terminal_reason::error);
     CHECK(state->last_seq == 2);
+}
+
+TEST_CASE("file backend: a started append that fails fails the next step and every one after it", "[file]") {
+    env e;
+    auto j = await(e.store->create_started("late", sample_meta()));
+    REQUIRE(j.has_value());
+    REQUIRE(await((*j)->durable()).has_value());
+    const auto before = fiskai::test::read_file(e.journal("late"));
+
+    // As in the case above, a file size limit fails the write part-way; here it happens in
+    // the background, after append_started has returned.
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    rlimit small = saved;
+    small.rlim_cur = before.size() + 300;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    auto started = await((*j)->append_started(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+    auto settled = await((*j)->durable());
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    std::signal(SIGXFSZ, SIG_DFL);
+
+    REQUIRE(started.has_value());
+    CHECK((*j)->last_seq() == 2);
+    REQUIRE(!settled.has_value());
+    CHECK(settled.error().code == rs::errc::storage);
+    CHECK(settled.error().message == "writing record: File too large");
+    CHECK(fiskai::test::read_file(e.journal("late")) == before);  // cut back to the last whole record
+
+    // Sticky: a record may be missing, so nothing more is appended, durable or not.
+    auto next = await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run"}));
+    REQUIRE(!next.has_value());
+    CHECK(next.error().message == "writing record: File too large");
+    CHECK(!await((*j)->append_next_started(rs::terminal_record{rs::terminal_reason::error, ""})).has_value());
+    CHECK(!await((*j)->durable()).has_value());
+    CHECK(fiskai::test::read_file(e.journal("late")) == before);
+}
+
+TEST_CASE("file backend: a journal closed with its first sync under way still lands the record", "[file]") {
+    env e;
+    for (int i = 0; i < 20; ++i) {
+        const std::string id = "early-" + std::to_string(i);
+        // One coroutine, so the close really comes while the sync is under way (await()
+        // would drain the background work before returning).
+        auto seq = fiskai::test::run_awaitable([&]() -> boost::asio::awaitable<std::uint64_t> {
+            auto j = co_await e.store->create_started(id, sample_meta());
+            if (!j) co_return 0;
+            if (!(*j)->close()) co_return 0;
+            j->reset();
+            // The background sync holds the lock (its own descriptor) until it has finished.
+            boost::asio::steady_timer pause(co_await boost::asio::this_coro::executor);
+            for (int attempt = 0; attempt < 2000; ++attempt) {
+                auto opened = co_await e.store->open(id);
+                if (opened) co_return (*opened)->last_seq();
+                if (opened.error().code != rs::errc::locked) co_return 0;
+                pause.expires_after(std::chrono::milliseconds(1));
+                co_await pause.async_wait(boost::asio::use_awaitable);
+            }
+            co_return 0;
+        }());
+        CHECK(seq == 1);
+        auto state = await(e.store->load(id));
+        REQUIRE(state.has_value());
+        CHECK(state->prompt == sample_meta().prompt);
+    }
 }
 
 TEST_CASE("file backend: list skips what is not a readable run", "[file]") {

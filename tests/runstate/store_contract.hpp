@@ -115,6 +115,34 @@ inline void run_store_contract(const store_factory& make) {
         REQUIRE((*j)->close().has_value());
     }
 
+    SECTION("started creates and appends count at once and read back in order once durable") {
+        auto store = make();
+        auto j = await(store->create_started("run-s", sample_meta()));
+        REQUIRE(j.has_value());
+        CHECK((*j)->last_seq() == 1);
+        REQUIRE(await((*j)->append_started(2, assistant_tool_use(2, 0, "toolu_01"))).has_value());
+        CHECK((*j)->last_seq() == 2);
+        REQUIRE(await((*j)->append_next_started(tool_result(3, "toolu_01").payload)).has_value());
+        CHECK((*j)->last_seq() == 3);
+        REQUIRE(await((*j)->durable()).has_value());
+        REQUIRE(await((*j)->append(4, assistant_text(4, 1, "ORDERS holds 12 messages."))).has_value());
+        REQUIRE(await((*j)->append_started(5, terminal(5, rs::terminal_reason::completed))).has_value());
+        auto records = await((*j)->records());  // waits for the started terminal
+        REQUIRE(records.has_value());
+        REQUIRE(records->size() == 5);
+        CHECK((*records)[2] == tool_result(3, "toolu_01"));
+        CHECK((*records)[4] == terminal(5, rs::terminal_reason::completed));
+        REQUIRE((*j)->close().has_value());
+        auto state = await(store->load("run-s"));
+        REQUIRE(state.has_value());
+        CHECK(state->completed());
+        CHECK(state->last_seq == 5);
+
+        auto again = await(store->create_started("run-s", sample_meta("second")));
+        REQUIRE(!again.has_value());
+        CHECK(again.error().code == rs::errc::exists);
+    }
+
     SECTION("a second create of one id is refused and leaves the run untouched") {
         auto store = make();
         auto j = await(store->create("dup", sample_meta("first")));

@@ -2,12 +2,44 @@
 
 #include <openssl/rand.h>
 
+#include <unistd.h>
+
+#include <cstring>
 #include <stdexcept>
 
 namespace fiskai::a2a {
 
 namespace {
 constexpr char base62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+// Every reply message mints an id, and one RAND_bytes call costs about as much as the rest
+// of the id (OpenSSL 3 dispatches through its provider and takes its DRBG's lock each
+// time). So each thread draws the bytes of 32 ids at once and hands them out in order.
+// The pid is checked at every draw: a forked child refills instead of repeating its
+// parent's next ids.
+class random_reserve {
+public:
+    void take(std::uint8_t* out, std::size_t n) {
+        const pid_t pid = ::getpid();
+        if (pid != owner_ || used_ + n > bytes_.size()) refill(pid);
+        std::memcpy(out, bytes_.data() + used_, n);
+        std::memset(bytes_.data() + used_, 0, n);  // handed out once, then gone
+        used_ += n;
+    }
+
+private:
+    void refill(pid_t pid) {
+        if (RAND_bytes(bytes_.data(), static_cast<int>(bytes_.size())) != 1) {
+            throw std::runtime_error("a2a: the random number generator failed to mint an id");
+        }
+        owner_ = pid;
+        used_ = 0;
+    }
+
+    std::array<std::uint8_t, 512> bytes_{};
+    std::size_t used_ = 512;
+    pid_t owner_ = 0;
+};
 }  // namespace
 
 std::string make_ksuid(std::uint32_t timestamp, const std::array<std::uint8_t, 16>& payload) {
@@ -42,10 +74,9 @@ std::uint32_t ksuid_timestamp(std::chrono::system_clock::time_point t) noexcept 
 }
 
 std::string new_id() {
+    thread_local random_reserve reserve;
     std::array<std::uint8_t, 16> payload{};
-    if (RAND_bytes(payload.data(), static_cast<int>(payload.size())) != 1) {
-        throw std::runtime_error("a2a: the random number generator failed to mint an id");
-    }
+    reserve.take(payload.data(), payload.size());
     return make_ksuid(ksuid_timestamp(std::chrono::system_clock::now()), payload);
 }
 

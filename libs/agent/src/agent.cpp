@@ -352,33 +352,41 @@ private:
 
     asio::awaitable<std::optional<ending>> open_session() {
         auto& store = *rt_.sessions;
-        auto exists = co_await store.exists(req_.session_id);
-        if (!exists) co_return fail_early(exists.error().message);
         const bool follow_up = req_.mode == session_mode::follow_up;
 
-        if (!*exists) {
-            if (follow_up) {
-                co_return fail_early(fmt::format("session {} does not exist; a follow-up needs an existing session",
-                                                 gocompat::quote(req_.session_id)));
-            }
+        // A new session is the common case, so it is created at once (the store refuses an
+        // id that exists: errc::exists) rather than after a separate existence check; only a
+        // follow-up, or an id that turns out to exist, reads what is stored. Its first
+        // record's sync overlaps the first model call (create_started): a model call acts on
+        // nothing, and the assistant record that follows it waits for the sync.
+        if (!follow_up) {
             const std::string prompt = req_.prompt.empty() ? std::string(text::default_prompt) : req_.prompt;
             runstate::meta_record meta;
             meta.run_id = req_.session_id;
             meta.created = gocompat::to_go_time(std::chrono::system_clock::now());
             meta.fingerprint = fingerprint_;
             meta.prompt = prompt;
-            auto created = co_await store.create(req_.session_id, std::move(meta));
-            if (!created) co_return fail_early(created.error().message);
-            journal_ = std::move(*created);
-            messages_.push_back(llm::message{llm::role::user, {llm::text_block{prompt}}});
-            iteration_cap_ = req_.effective.max_iterations;
-            finish_system(false);
-            events_.starting(info(false));
-            co_return std::nullopt;
+            auto created = co_await store.create_started(req_.session_id, std::move(meta));
+            if (created) {
+                journal_ = std::move(*created);
+                messages_.push_back(llm::message{llm::role::user, {llm::text_block{prompt}}});
+                iteration_cap_ = req_.effective.max_iterations;
+                finish_system(false);
+                events_.starting(info(false));
+                co_return std::nullopt;
+            }
+            if (created.error().code != runstate::make_error_code(runstate::errc::exists))
+                co_return fail_early(created.error().message);
         }
 
         auto records = co_await store.read(req_.session_id);
-        if (!records) co_return fail_early(records.error().message);
+        if (!records) {
+            if (follow_up && records.error().code == runstate::make_error_code(runstate::errc::not_found)) {
+                co_return fail_early(fmt::format("session {} does not exist; a follow-up needs an existing session",
+                                                 gocompat::quote(req_.session_id)));
+            }
+            co_return fail_early(records.error().message);
+        }
         auto folded = runstate::fold(*records);
         if (!folded) co_return fail_early(folded.error().message);
         auto& state = *folded;
@@ -640,10 +648,20 @@ private:
         std::optional<ending> end;  // the run ends here (gate abort, journal failure, hard cancel)
     };
 
+    // A result's sync overlaps what comes next (the next model call, or the next tool's
+    // approval); whatever must not be repeated after a crash waits for it (durable_first()).
     asio::awaitable<std::optional<ending>> journal_result(const llm::tool_result_block& r, bool remote) {
         runstate::payload body = runstate::tool_result_record{r.tool_use_id, r, remote};
-        auto written = co_await journal_->append_next(std::move(body));
+        auto written = co_await journal_->append_next_started(std::move(body));
         if (!written) co_return ending{runstate::terminal_reason::error, "journaling run: " + written.error().message};
+        co_return std::nullopt;
+    }
+
+    // Before a tool runs, everything journaled so far is durable: a crash must never leave a
+    // finished call looking unanswered while a later one has started (resume would run it again).
+    asio::awaitable<std::optional<ending>> durable_first() {
+        auto settled = co_await journal_->durable();
+        if (!settled) co_return ending{runstate::terminal_reason::error, "journaling run: " + settled.error().message};
         co_return std::nullopt;
     }
 
@@ -680,6 +698,10 @@ private:
                 out.result.is_error = true;
             } else {
                 remote = tool->kind() == toolkit::tool_kind::remote;
+                if (auto end = co_await durable_first()) {
+                    out.end = std::move(end);
+                    co_return out;
+                }
                 auto finished = co_await run_one(tool, use, std::move(arguments), iteration);
                 if (finished.end) co_return finished;
                 out = std::move(finished);

@@ -289,6 +289,7 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
     wrap(natsOptions_SetMaxPingsOut(opts.get(), o.max_pings_out), "ping policy");
     wrap(natsOptions_SetReconnectBufSize(opts.get(), o.reconnect_buffer_bytes), "reconnect buffer");
     wrap(natsOptions_SetSendAsap(opts.get(), o.send_asap), "send policy");
+    wrap(natsOptions_UseGlobalMessageDelivery(opts.get(), o.shared_delivery), "delivery policy");
 
     // nats.c keeps this pointer for the connection's lifetime; on_closed deletes it.
     auto* closure = new holder(ev);

@@ -11,6 +11,13 @@
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
@@ -147,12 +154,77 @@ int sync_directory(const std::string& dir) {
 
 error locked_error() { return make_error(errc::locked); }
 
+// A new run's first record and its name, made durable.
+std::optional<error> sync_new_run(int fd, const std::string& dir) {
+    if (::fdatasync(fd) != 0) return system_error("syncing record", errno);
+    if (const int err = sync_directory(dir); err != 0) return system_error("syncing store directory", err);
+    return std::nullopt;
+}
+
 // What an open descriptor holds once locked and checked.
 struct opened {
     int fd = -1;
     std::uint64_t last_seq = 0;
     std::size_t size = 0;
 };
+
+// A write and sync handed to the blocking pool without waiting for them
+// (append_started, create_started). The pool job works on its own duplicate of the
+// descriptor, so a journal closed in the meantime neither races it nor releases the lock
+// before it has finished.
+struct background_sync {
+    std::optional<std::optional<error>> outcome;  // set once the job has finished
+    // Exists only while the journal's owner waits for an unfinished job: nothing here is
+    // bound to an io_context for longer (a journal may outlive the one that created it).
+    std::optional<boost::asio::experimental::channel<void(boost::system::error_code)>> waiter;
+
+    // Runs `job` (returning std::optional<error>) on `blocking` and reports it on `io`.
+    template <class Job>
+    static std::shared_ptr<background_sync> start(const boost::asio::any_io_executor& io,
+                                                  const boost::asio::any_io_executor& blocking, Job job) {
+        auto sync = std::make_shared<background_sync>();
+        boost::asio::co_spawn(
+            io,
+            [sync, blocking, job = std::move(job)]() mutable -> boost::asio::awaitable<void> {
+                auto failure = co_await offload_to_completion(blocking, std::move(job));
+                sync->outcome = std::move(failure);
+                if (sync->waiter) sync->waiter->try_send(boost::system::error_code{});
+            },
+            boost::asio::detached);
+        return sync;
+    }
+
+    // The job's outcome, on the executor that started it. Cancellation does not reach the
+    // wait: a started write is always finished and reported (as offload_to_completion).
+    boost::asio::awaitable<std::optional<error>> wait() {
+        if (!outcome) {
+            const auto io = co_await boost::asio::this_coro::executor;  // GCC 12: not inside emplace()
+            waiter.emplace(io, 1);
+            auto unstoppable = boost::asio::bind_cancellation_slot(
+                boost::asio::cancellation_slot(), boost::asio::as_tuple(boost::asio::use_awaitable));
+            auto [ec] = co_await waiter->async_receive(std::move(unstoppable));
+            waiter.reset();
+            if (ec || !outcome) co_return storage_error(fmt::format("waiting for a journal sync: {}", ec.message()));
+        }
+        co_return std::move(*outcome);
+    }
+};
+
+// Writes `line` at the end of `fd` and syncs it; on failure cuts the file back to `good`,
+// so it never holds a half record in its interior and the next append (the terminal,
+// after a failure) lands on a clean line.
+std::optional<error> write_and_sync(int fd, std::size_t good, const std::string& line) {
+    if (const int err = write_all(fd, line); err != 0) {
+        (void)::ftruncate(fd, static_cast<off_t>(good));
+        return system_error("writing record", err);
+    }
+    if (::fdatasync(fd) != 0) {
+        const int err = errno;
+        (void)::ftruncate(fd, static_cast<off_t>(good));
+        return system_error("syncing record", err);
+    }
+    return std::nullopt;
+}
 
 class file_journal final : public journal {
 public:
@@ -163,41 +235,57 @@ public:
     file_journal& operator=(const file_journal&) = delete;
 
     boost::asio::awaitable<result<void>> append(std::uint64_t seq, record rec) override {
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
-        auto action = check_append(last_seq_, seq);
-        if (!action) co_return action.error();
-        if (*action == append_action::skip) co_return result<void>{};
-        rec.seq = seq;
-        std::string line = encode_record(rec);
-        line.push_back('\n');
-        const std::size_t line_size = line.size();
+        auto line = co_await prepare(seq, std::move(rec));
+        if (!line) co_return line.error();
+        if (line->empty()) co_return result<void>{};  // a duplicate, skipped
+        const std::size_t line_size = line->size();
         const int fd = fd_;
         const std::size_t good = size_;
-        auto job = [fd, good, line = std::move(line)]() -> std::pair<int, int> {
-            // A failed write or sync is cut back to the last durable record, so the file
-            // never holds a half record in its interior and the next append (the
-            // terminal, after a failure) lands on a clean line.
-            if (const int err = write_all(fd, line); err != 0) {
-                (void)::ftruncate(fd, static_cast<off_t>(good));
-                return {err, 0};
-            }
-            if (::fdatasync(fd) != 0) {
-                const int err = errno;
-                (void)::ftruncate(fd, static_cast<off_t>(good));
-                return {0, err};
-            }
-            return {0, 0};
-        };
-        auto written = co_await offload_to_completion(blocking_, std::move(job));
-        if (written.first != 0) co_return system_error("writing record", written.first);
-        if (written.second != 0) co_return system_error("syncing record", written.second);
+        auto job = [fd, good, line = std::move(*line)]() { return write_and_sync(fd, good, line); };
+        auto failure = co_await offload_to_completion(blocking_, std::move(job));
+        if (failure) co_return std::move(*failure);
         size_ = good + line_size;
         last_seq_ = seq;
         co_return result<void>{};
     }
 
+    boost::asio::awaitable<result<void>> append_started(std::uint64_t seq, record rec) override {
+        auto line = co_await prepare(seq, std::move(rec));
+        if (!line) co_return line.error();
+        if (line->empty()) co_return result<void>{};
+        const int fd = ::dup(fd_);
+        if (fd < 0) co_return system_error("writing record", errno);
+        const std::size_t good = size_;
+        size_ = good + line->size();
+        last_seq_ = seq;
+        auto job = [fd, good, line = std::move(*line)]() {
+            auto failure = write_and_sync(fd, good, line);
+            ::close(fd);
+            return failure;
+        };
+        // GCC 12: nothing temporary beside a co_await in one expression.
+        const auto io = co_await boost::asio::this_coro::executor;
+        pending_ = background_sync::start(io, blocking_, std::move(job));
+        co_return result<void>{};
+    }
+
+    boost::asio::awaitable<result<void>> durable() override {
+        if (failed_) co_return *failed_;
+        if (!pending_) co_return result<void>{};
+        auto sync = std::exchange(pending_, nullptr);
+        if (auto failure = co_await sync->wait()) {
+            failed_ = std::move(*failure);
+            co_return *failed_;
+        }
+        co_return result<void>{};
+    }
+
+    // create_started(): seq 1 is written and its sync (with the directory's) is under way.
+    void adopt(std::shared_ptr<background_sync> sync) { pending_ = std::move(sync); }
+
     boost::asio::awaitable<result<std::vector<record>>> records() override {
         if (fd_ < 0) co_return storage_error(fmt::format("reading {}: the journal is closed", path_));
+        if (auto settled = co_await durable(); !settled) co_return settled.error();
         const int fd = fd_;
         auto job = [fd]() -> std::pair<int, std::string> {
             std::string text;
@@ -215,7 +303,8 @@ public:
 
     result<void> close() override {
         if (fd_ < 0) return {};
-        // Closing the description releases its OFD lock.
+        // Closing the description releases its OFD lock (once a background sync has closed
+        // its duplicate too).
         const int rc = ::close(fd_);
         fd_ = -1;
         if (rc != 0 && errno != EINTR) return system_error("closing journal", errno);
@@ -223,11 +312,27 @@ public:
     }
 
 private:
+    // The line to append at `seq` (empty: a duplicate to skip), once what was started
+    // before it is durable.
+    boost::asio::awaitable<result<std::string>> prepare(std::uint64_t seq, record rec) {
+        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (auto settled = co_await durable(); !settled) co_return settled.error();
+        auto action = check_append(last_seq_, seq);
+        if (!action) co_return action.error();
+        if (*action == append_action::skip) co_return std::string();
+        rec.seq = seq;
+        std::string line = encode_record(rec);
+        line.push_back('\n');
+        co_return line;
+    }
+
     std::string path_;
     int fd_ = -1;
     std::uint64_t last_seq_ = 0;
     std::size_t size_ = 0;
     boost::asio::any_io_executor blocking_;
+    std::shared_ptr<background_sync> pending_;  // at most one: each append settles the last first
+    std::optional<error> failed_;               // a started append failed: every later one fails
 };
 
 class file_store final : public store {
@@ -236,43 +341,14 @@ public:
         : dir_(std::move(dir)), blocking_(std::move(blocking)) {}
 
     boost::asio::awaitable<result<std::unique_ptr<journal>>> create(std::string id, meta_record meta) override {
-        if (auto v = validate_id(id); !v) co_return v.error();
-        meta.run_id = id;
-        std::string line = encode_record(record{1, std::move(meta)});
-        line.push_back('\n');
-        const std::string path = path_of(id);
-        const std::string dir = dir_;
-        struct outcome {
-            result<opened> value = opened{};
-        };
-        auto job = [path, dir, id, line = std::move(line)]() -> outcome {
-            const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
-            if (fd < 0) {
-                if (errno == EEXIST) return {make_error(errc::exists, gocompat::quote(id))};
-                return {system_error(fmt::format("creating journal {}", path), errno)};
-            }
-            const auto fail = [&](error e) {
-                ::close(fd);
-                ::unlink(path.c_str());
-                return outcome{std::move(e)};
-            };
-            if (const int err = lock_file(fd); err != 0) {
-                // Another process opened the new file between our create and lock.
-                ::close(fd);
-                return {err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err)};
-            }
-            if (const int err = write_all(fd, line); err != 0) return fail(system_error("writing record", err));
-            if (::fdatasync(fd) != 0) return fail(system_error("syncing record", errno));
-            // The new name must survive a crash too.
-            if (const int err = sync_directory(dir); err != 0) {
-                return fail(system_error("syncing store directory", err));
-            }
-            return {opened{fd, 1, line.size()}};
-        };
-        auto done = co_await offload_to_completion(blocking_, std::move(job));
-        if (!done.value) co_return done.value.error();
-        co_return std::unique_ptr<journal>(
-            std::make_unique<file_journal>(path, done.value->fd, 1, done.value->size, blocking_));
+        auto created = co_await create_run(std::move(id), std::move(meta), false);
+        co_return created;
+    }
+
+    boost::asio::awaitable<result<std::unique_ptr<journal>>> create_started(std::string id,
+                                                                            meta_record meta) override {
+        auto created = co_await create_run(std::move(id), std::move(meta), true);
+        co_return created;
     }
 
     boost::asio::awaitable<result<std::unique_ptr<journal>>> open(std::string id) override {
@@ -383,6 +459,64 @@ public:
     [[nodiscard]] std::string location() const override { return dir_; }
 
 private:
+    // Claims the id (O_EXCL, locked) with seq 1 written, then makes it durable: seq 1 and
+    // the directory (the new name must survive a crash too), before returning or, when
+    // `started`, in the background (create_started).
+    boost::asio::awaitable<result<std::unique_ptr<journal>>> create_run(std::string id, meta_record meta,
+                                                                        bool started) {
+        if (auto v = validate_id(id); !v) co_return v.error();
+        meta.run_id = id;
+        std::string line = encode_record(record{1, std::move(meta)});
+        line.push_back('\n');
+        const std::string path = path_of(id);
+        const std::string dir = dir_;
+        struct outcome {
+            result<opened> value = opened{};
+        };
+        auto job = [path, dir, id, started, line = std::move(line)]() -> outcome {
+            const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+            if (fd < 0) {
+                if (errno == EEXIST) return {make_error(errc::exists, gocompat::quote(id))};
+                return {system_error(fmt::format("creating journal {}", path), errno)};
+            }
+            const auto fail = [&](error e) {
+                ::close(fd);
+                ::unlink(path.c_str());
+                return outcome{std::move(e)};
+            };
+            if (const int err = lock_file(fd); err != 0) {
+                // Another process opened the new file between our create and lock.
+                ::close(fd);
+                return {err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err)};
+            }
+            if (const int err = write_all(fd, line); err != 0) return fail(system_error("writing record", err));
+            if (!started) {
+                if (auto failure = sync_new_run(fd, dir)) return fail(std::move(*failure));
+            }
+            return {opened{fd, 1, line.size()}};
+        };
+        auto done = co_await offload_to_completion(blocking_, std::move(job));
+        if (!done.value) co_return done.value.error();
+        auto run = std::make_unique<file_journal>(path, done.value->fd, 1, done.value->size, blocking_);
+        if (started) {
+            const int fd = ::dup(done.value->fd);
+            if (fd < 0) {
+                const int err = errno;
+                (void)run->close();
+                ::unlink(path.c_str());
+                co_return system_error("syncing record", err);
+            }
+            const auto io = co_await boost::asio::this_coro::executor;
+            auto sync = [fd, dir]() {
+                auto failure = sync_new_run(fd, dir);
+                ::close(fd);
+                return failure;
+            };
+            run->adopt(background_sync::start(io, blocking_, std::move(sync)));
+        }
+        co_return std::unique_ptr<journal>(std::move(run));
+    }
+
     [[nodiscard]] std::string path_of(std::string_view id) const { return dir_ + "/" + std::string(id) + ".json"; }
 
     static result<std::vector<record>> read_path(const std::string& path, const std::string& id) {

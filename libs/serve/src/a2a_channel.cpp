@@ -12,6 +12,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -19,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -60,7 +62,9 @@ struct a2a_channel::impl : std::enable_shared_from_this<a2a_channel::impl> {
                               {{"task", request.request}, {"error", body.error().message}});
             return sent::invalid;
         }
-        if (auto v = a2a::default_validator().check(*body, a2a::protocol_of(m)); !v) {
+        // The schema check only: the typed decode that check() adds would rebuild the message
+        // this body was just encoded from, and the protocol is the one encoded.
+        if (auto v = a2a::default_validator().validate(*body); !v) {
             options.log.error("a2a: bug: a reply failed its own validation",
                               {{"task", request.request}, {"error", v.error().message}});
             return sent::invalid;
@@ -136,19 +140,28 @@ public:
     agent::stop_gate& stop() noexcept { return stop_; }
     void set_subscriptions(std::unique_ptr<a2a_nats::task_subscriptions> s) { subs_ = std::move(s); }
 
+    // Publishes now, after any events still queued: the order and numbering on the wire are
+    // those of the calls.
     sent send(a2a::message m) {
-        if (closed_) return sent::failed;
-        auto r = channel_->publish_reply(std::move(m), request_, admitted_.session_id, inbox_, seq_);
-        if (r == sent::ok) last_publish_ = steady_clock::now();
-        return r;
+        publish_queued_events();
+        return publish(std::move(m));
     }
 
-    // `stream: false` suppresses events only.
+    // `stream: false` suppresses events only. An event is queued and published from a handler
+    // posted to the executor: the run goes straight on to its next step (the model request
+    // or the tool's spawn is under way while its events are encoded, checked and published)
+    // instead of waiting for them. Every other reply goes through send(), which publishes the
+    // queue first, so no event is ever overtaken.
     void send_event(a2a::block b) {
-        if (!admitted_.stream) return;
+        if (!admitted_.stream || closed_) return;
         a2a::task_event e;
         e.block = std::move(b);
-        send(std::move(e));
+        queued_events_.push_back(std::move(e));
+        if (queued_events_.size() == 1) {
+            asio::post(channel_->executor, [weak = weak_from_this()] {
+                if (auto self = weak.lock()) self->publish_queued_events();
+            });
+        }
     }
 
     void start_keepalives() {
@@ -183,9 +196,10 @@ public:
         close();
     }
 
-    // Nothing is published after this.
+    // Nothing is published after this (events still queued go first).
     void close() {
         if (closed_) return;
+        publish_queued_events();
         closed_ = true;
         keepalive_timer_.cancel();
         question_timer_.cancel();
@@ -358,6 +372,21 @@ private:
         }
     }
 
+    sent publish(a2a::message m) {
+        if (closed_) return sent::failed;
+        auto r = channel_->publish_reply(std::move(m), request_, admitted_.session_id, inbox_, seq_);
+        if (r == sent::ok) last_publish_ = steady_clock::now();
+        return r;
+    }
+
+    void publish_queued_events() {
+        while (!queued_events_.empty()) {
+            auto e = std::move(queued_events_.front());
+            queued_events_.pop_front();
+            publish(std::move(e));
+        }
+    }
+
     // A keepalive naming the open question (or none) restarts its window.
     void on_keepalive(const a2a::task_keepalive& k) {
         if (!question_ || question_->slot.current() != rules::question_slot::state::open) return;
@@ -372,6 +401,7 @@ private:
     rules::admitted admitted_;
     a2a_nats::inbound_filter filter_;
     a2a::reply_sequencer seq_;
+    std::deque<a2a::task_event> queued_events_;  // see send_event()
     bool closed_ = false;
     steady_clock::time_point last_publish_ = steady_clock::now();
     asio::steady_timer keepalive_timer_;

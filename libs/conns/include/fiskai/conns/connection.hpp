@@ -57,6 +57,11 @@ struct connect_options {
     // adds up to a millisecond per hop. Request-reply is latency-bound; the Go client's
     // flusher has no such delay.
     bool send_asap = true;
+    // Deliver every asynchronous subscription's messages on nats.c's shared delivery
+    // threads instead of a thread per subscription. A served task opens two subscriptions
+    // and closes them at its terminal: without this, each task starts and ends two threads.
+    // Safe because no callback here blocks: each copies the message and posts it.
+    bool shared_delivery = true;
     // Connection events are logged on this executor (nats.c calls back on its own
     // threads; the callbacks only post). Without one, events are not reported.
     std::optional<boost::asio::any_io_executor> executor;

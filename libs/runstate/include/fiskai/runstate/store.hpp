@@ -50,6 +50,19 @@ public:
     // journal as it was before it, so the next append at last_seq() + 1 (a terminal after
     // a failure) can still succeed.
     virtual boost::asio::awaitable<result<void>> append(std::uint64_t seq, record rec) = 0;
+    // append(), except that it returns once the record's write and sync are under way
+    // rather than done, for a step that acts on nothing the record says (the next model
+    // call): the sync overlaps that step. last_seq() counts the record at once. The next
+    // append(), append_started() or durable() waits for it first and fails with its error if
+    // it failed, and so does every later one (the journal is then unusable: a record may be
+    // missing). A backend that cannot defer makes the record durable before returning.
+    virtual boost::asio::awaitable<result<void>> append_started(std::uint64_t seq, record rec) {
+        auto written = co_await append(seq, std::move(rec));
+        co_return written;
+    }
+    // Waits until every record appended so far is durable: what a runner does before an
+    // action a crash must not repeat (running a tool) once it has started appends.
+    virtual boost::asio::awaitable<result<void>> durable() { co_return result<void>{}; }
 
     // Every record in seq order, schema-checked (a torn tail is never returned).
     virtual boost::asio::awaitable<result<std::vector<record>>> records() = 0;
@@ -57,7 +70,8 @@ public:
     // The highest seq written, durable.
     [[nodiscard]] virtual std::uint64_t last_seq() const noexcept = 0;
 
-    // Releases the journal (and its lock). Idempotent; also done by the destructor.
+    // Releases the journal (and its lock). Idempotent; also done by the destructor. A sync
+    // still under way finishes on its own and holds the lock until it has.
     virtual result<void> close() = 0;
 
     // Appends at last_seq() + 1: what a runner uses after a failed append, so the terminal
@@ -66,6 +80,13 @@ public:
         const std::uint64_t seq = last_seq() + 1;
         record rec{seq, std::move(body)};
         auto written = co_await append(seq, std::move(rec));
+        co_return written;
+    }
+    // append_started() at last_seq() + 1.
+    boost::asio::awaitable<result<void>> append_next_started(runstate::payload body) {
+        const std::uint64_t seq = last_seq() + 1;
+        record rec{seq, std::move(body)};
+        auto written = co_await append_started(seq, std::move(rec));
         co_return written;
     }
 };
@@ -89,6 +110,14 @@ public:
     // Starts a run: writes `meta` as seq 1 (meta.run_id is set to id) and returns the
     // journal, locked. errc::exists when the id is present, errc::invalid_id, errc::locked.
     virtual boost::asio::awaitable<result<std::unique_ptr<journal>>> create(std::string id, meta_record meta) = 0;
+    // create(), except that it returns once the id is claimed (the run exists, locked, with
+    // seq 1 written) while seq 1's sync goes on, as journal::append_started(): the new
+    // run's first model call need not wait for it. Same errors as create(). A backend that
+    // cannot defer returns a durable run.
+    virtual boost::asio::awaitable<result<std::unique_ptr<journal>>> create_started(std::string id, meta_record meta) {
+        auto created = co_await create(std::move(id), std::move(meta));
+        co_return created;
+    }
 
     // Opens an existing run for appending (resume), next seq = last_seq() + 1.
     // errc::not_found, errc::invalid_id, errc::locked (file backend; jetstream takes no lock
