@@ -11,6 +11,7 @@ conns::connect_options connection_options(std::string_view identity, boost::asio
     o.name = conns::connection_name(identity);
     o.executor = std::move(executor);
     o.log = stderr_logger();
+    o.shared_delivery = true;  // every callback of the libraries it runs copies and posts
     return o;
 }
 

@@ -172,6 +172,7 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
     co.name = conns::connection_name(terminal_identity);
     co.executor = ex;
     co.log = log;
+    co.shared_delivery = true;
     auto caller_nats = conns::connection::dial(local, co);
 
     // Callers stay alive until the end: the runtime's signal hooks hold them.

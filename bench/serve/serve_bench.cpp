@@ -140,7 +140,8 @@ void echo_handler(natsConnection* nc, natsSubscription*, natsMsg* msg, void*) {
 class nats_floor {
 public:
     explicit nats_floor(const std::string& url)
-        : a_(fiskai::conns::connection::dial_url(url, options())), b_(fiskai::conns::connection::dial_url(url, options())) {
+        : a_(fiskai::conns::connection::dial_url(url, options())),
+          b_(fiskai::conns::connection::dial_url(url, options())) {
         natsConnection_Subscribe(&sub_, b_->native_handle(), "bench.echo", echo_handler, nullptr);
         natsConnection_Flush(b_->native_handle());
         (void)samples(5);  // the request path's first use (the response subscription) is not the floor

@@ -261,7 +261,8 @@ TEST_CASE("file backend: a started append that fails fails the next step and eve
     rlimit small = saved;
     small.rlim_cur = before.size() + 300;
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    auto started = await((*j)->append_started(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+    auto started =
+        await((*j)->append_started(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
     auto settled = await((*j)->durable());
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
     std::signal(SIGXFSZ, SIG_DFL);

@@ -143,6 +143,31 @@ inline void run_store_contract(const store_factory& make) {
         CHECK(again.error().code == rs::errc::exists);
     }
 
+    SECTION("append_all lands a batch in order, or nothing when it does not continue the run") {
+        auto store = make();
+        auto j = await(store->create("run-b", sample_meta()));
+        REQUIRE(j.has_value());
+        REQUIRE(await((*j)->append(2, assistant_tool_use(2, 0, "toolu_01"))).has_value());
+        std::vector<rs::record> gap;
+        gap.push_back(tool_result(4, "toolu_01"));
+        auto refused = await((*j)->append_all(std::move(gap)));
+        REQUIRE(!refused.has_value());
+        CHECK(refused.error().code == rs::errc::seq_gap);
+        CHECK((*j)->last_seq() == 2);
+        std::vector<rs::payload> bodies;
+        bodies.push_back(tool_result(0, "toolu_01").payload);
+        bodies.push_back(assistant_text(0, 1, "ORDERS holds 12 messages.").payload);
+        bodies.push_back(terminal(0, rs::terminal_reason::completed).payload);
+        REQUIRE(await((*j)->append_next_all(std::move(bodies))).has_value());
+        CHECK((*j)->last_seq() == 5);
+        auto records = await((*j)->records());
+        REQUIRE(records.has_value());
+        REQUIRE(records->size() == 5);
+        CHECK((*records)[2] == tool_result(3, "toolu_01"));
+        CHECK((*records)[4] == terminal(5, rs::terminal_reason::completed));
+        REQUIRE((*j)->close().has_value());
+    }
+
     SECTION("a second create of one id is refused and leaves the run untouched") {
         auto store = make();
         auto j = await(store->create("dup", sample_meta("first")));

@@ -306,8 +306,9 @@ void task_transport::drain_intake(refuser refuse) {
     st.wake.notify_all();
 }
 
-asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport::open_task(
-    std::string identity, std::string id, task_handler on_message) {
+asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport::open_task(std::string identity,
+                                                                                            std::string id,
+                                                                                            task_handler on_message) {
     auto cancel_subject = a2a::task_subject(a2a::task_route::cancel, identity, id);
     if (!cancel_subject) co_return cancel_subject.error();
     auto elicit_subject = a2a::task_subject(a2a::task_route::elicit, identity, id);

@@ -584,7 +584,22 @@ private:
             result_.model_stop_reason = resp.stop_reason;
 
             llm::message assistant{llm::role::assistant, resp.content};
-            // Journal the turn before any tool runs: a crash mid-batch never re-pays for it.
+            std::vector<const llm::tool_use_block*> uses;
+            for (const auto& block : assistant.content) {
+                if (const auto* use = std::get_if<llm::tool_use_block>(&block)) uses.push_back(use);
+            }
+            // A turn that ends the run decides its terminal with it.
+            std::optional<ending> end;
+            if (resp.stop_reason == "max_tokens") {
+                end = ending{runstate::terminal_reason::error, std::string(text::truncated)};
+            } else if (uses.empty() && resp.stop_reason != "pause_turn") {
+                end = resp.stop_reason == "refusal"
+                          ? ending{runstate::terminal_reason::error, std::string(text::refused)}
+                          : ending{runstate::terminal_reason::completed, {}};
+            }
+
+            // Journal the turn before any tool runs: a crash mid-batch never re-pays for it. A
+            // final turn is journaled with its terminal, one write and one sync for both.
             runstate::assistant_record rec{i,
                                            assistant,
                                            resp.stop_reason,
@@ -592,29 +607,19 @@ private:
                                            resp.used.out,
                                            resp.used.cache_read,
                                            resp.used.cache_create};
-            runstate::payload body = std::move(rec);
-            auto written = co_await journal_->append_next(std::move(body));
+            std::vector<runstate::payload> bodies;
+            bodies.emplace_back(std::move(rec));
+            if (end) bodies.emplace_back(runstate::terminal_record{end->reason, end->message});
+            auto written = co_await journal_->append_next_all(std::move(bodies));
             if (!written)
                 co_return ending{runstate::terminal_reason::error, "journaling run: " + written.error().message};
+            terminal_journaled_ = end.has_value();
             messages_.push_back(assistant);
 
-            std::vector<const llm::tool_use_block*> uses;
-            for (const auto& block : assistant.content) {
-                if (const auto* use = std::get_if<llm::tool_use_block>(&block)) uses.push_back(use);
-            }
-            if (resp.stop_reason == "max_tokens") {
-                events_.message(resp, true);
+            events_.message(resp, end.has_value());
+            if (end) {
                 result_.final_text = joined_text(resp.content);
-                co_return ending{runstate::terminal_reason::error, std::string(text::truncated)};
-            }
-            const bool terminal = uses.empty() && resp.stop_reason != "pause_turn";
-            events_.message(resp, terminal);
-            if (terminal) {
-                result_.final_text = joined_text(resp.content);
-                if (resp.stop_reason == "refusal") {
-                    co_return ending{runstate::terminal_reason::error, std::string(text::refused)};
-                }
-                co_return ending{runstate::terminal_reason::completed, {}};
+                co_return end;
             }
             if (req_.effective.max_tokens > 0 && total(budget_used_) >= req_.effective.max_tokens) {
                 co_return ending{
@@ -801,9 +806,11 @@ private:
         // After a hard cancel asio refuses any co_await until the state is reset; the
         // terminal must still be written so the session stays resumable (D10).
         co_await asio::this_coro::reset_cancellation_state();
-        runstate::payload body = runstate::terminal_record{end.reason, end.message};
-        auto written = co_await journal_->append_next(std::move(body));
-        if (!written) events_.warn(warning{"journal_terminal", {}, written.error().message, 0});
+        if (!terminal_journaled_) {
+            runstate::payload body = runstate::terminal_record{end.reason, end.message};
+            auto written = co_await journal_->append_next(std::move(body));
+            if (!written) events_.warn(warning{"journal_terminal", {}, written.error().message, 0});
+        }
         if (auto closed = journal_->close(); !closed) {
             events_.warn(warning{"journal_close", {}, closed.error().message, 0});
         }
@@ -850,6 +857,7 @@ private:
     toolkit::confirm_gate gate_;
     std::string abort_reason_;
     bool early_ = false;
+    bool terminal_journaled_ = false;  // written with the final turn (append_next_all)
 };
 
 }  // namespace

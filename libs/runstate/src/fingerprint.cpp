@@ -13,12 +13,18 @@
 namespace fiskai::runstate {
 
 std::string hash_hex(std::string_view bytes) {
+    // Fetched once: EVP_sha256() makes OpenSSL 3 look the algorithm up at every digest.
+    static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
     std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
     unsigned int length = 0;
-    EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr);
+    EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, sha256 != nullptr ? sha256 : EVP_sha256(), nullptr);
+    static constexpr char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(2 * length);
-    for (unsigned int i = 0; i < length; ++i) fmt::format_to(std::back_inserter(out), "{:02x}", digest[i]);
+    for (unsigned int i = 0; i < length; ++i) {
+        out.push_back(hex[digest[i] >> 4]);
+        out.push_back(hex[digest[i] & 0xF]);
+    }
     return out;
 }
 

@@ -185,6 +185,7 @@ asio::awaitable<void> build_into(resources::impl& d, const config::config& cfg, 
     co.name = conns::connection_name(cfg.identity);
     co.executor = io;
     co.log = o.log;
+    co.shared_delivery = true;  // every callback of these libraries copies and posts
     const bool channel_needs = o.channel_needs_nats.value_or(cfg.a2a_channel_enabled() || cfg.a2a_serving_enabled());
     const bool store_needs = stores_need_nats(cfg);
     if (o.broker) {

@@ -125,8 +125,9 @@ public:
     // The cancel and elicit subscriptions of the task whose request id is `id`, sent on the
     // connection before anything published after this returns (the ack). Failure:
     // a2a::errc::transport_failure with nats.c's text.
-    boost::asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> open_task(
-        std::string identity, std::string id, task_handler on_message);
+    boost::asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> open_task(std::string identity,
+                                                                                       std::string id,
+                                                                                       task_handler on_message);
 
     // Publishes `data` to `subject` (a captured inbox). False when nats.c refused it.
     bool publish(std::string_view subject, std::string_view data);

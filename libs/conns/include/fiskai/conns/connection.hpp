@@ -58,10 +58,12 @@ struct connect_options {
     // flusher has no such delay.
     bool send_asap = true;
     // Deliver every asynchronous subscription's messages on nats.c's shared delivery
-    // threads instead of a thread per subscription. A served task opens two subscriptions
-    // and closes them at its terminal: without this, each task starts and ends two threads.
-    // Safe because no callback here blocks: each copies the message and posts it.
-    bool shared_delivery = true;
+    // thread instead of a thread per subscription (nats.c's default). A served task opens
+    // two subscriptions and closes them at its terminal: without this, each task starts and
+    // ends two threads. Only for a connection none of whose callbacks ever blocks (this
+    // library's only copy and post): one callback that waits for another subscription's
+    // message would wait forever, as both run on the one thread. The apps turn it on.
+    bool shared_delivery = false;
     // Connection events are logged on this executor (nats.c calls back on its own
     // threads; the callbacks only post). Without one, events are not reported.
     std::optional<boost::asio::any_io_executor> executor;

@@ -60,6 +60,18 @@ public:
         auto written = co_await append(seq, std::move(rec));
         co_return written;
     }
+    // Appends `recs` (consecutive seqs from last_seq() + 1) as one durable step: all of
+    // them or, on failure, none (the file backend writes them in one write and syncs once).
+    // What a runner uses for records that are decided together, such as a final answer and
+    // the terminal that follows it. A backend that cannot group them appends them in turn.
+    virtual boost::asio::awaitable<result<void>> append_all(std::vector<record> recs) {
+        for (auto& rec : recs) {
+            const std::uint64_t seq = rec.seq;
+            auto written = co_await append(seq, std::move(rec));
+            if (!written) co_return written;
+        }
+        co_return result<void>{};
+    }
     // Waits until every record appended so far is durable: what a runner does before an
     // action a crash must not repeat (running a tool) once it has started appends.
     virtual boost::asio::awaitable<result<void>> durable() { co_return result<void>{}; }
@@ -80,6 +92,14 @@ public:
         const std::uint64_t seq = last_seq() + 1;
         record rec{seq, std::move(body)};
         auto written = co_await append(seq, std::move(rec));
+        co_return written;
+    }
+    // append_all() of `bodies` at last_seq() + 1, + 2, ...
+    boost::asio::awaitable<result<void>> append_next_all(std::vector<runstate::payload> bodies) {
+        std::vector<record> recs;
+        std::uint64_t seq = last_seq();
+        for (auto& body : bodies) recs.push_back(record{++seq, std::move(body)});
+        auto written = co_await append_all(std::move(recs));
         co_return written;
     }
     // append_started() at last_seq() + 1.
