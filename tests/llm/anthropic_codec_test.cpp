@@ -100,6 +100,45 @@ TEST_CASE("anthropic request: tool search appended only when asked", "[llm][anth
         R"("type":"custom"},{"type":"tool_search_tool_bm25","name":"tool_search_tool_bm25"}]})"));
 }
 
+namespace {
+int tool_set_encodings = 0;
+std::string count_tools(const std::vector<tool_def>& tools) {
+    ++tool_set_encodings;
+    return std::to_string(tools.size());
+}
+std::string name_tools(const std::vector<tool_def>& tools) {
+    ++tool_set_encodings;
+    return tools.empty() ? std::string() : tools.front().name;
+}
+}  // namespace
+
+TEST_CASE("a tool set is encoded once per encoder and shared by every request that holds it", "[llm][anthropic]") {
+    const tool_set tools{stream_info_tool(false), stream_info_tool(true)};
+    tool_set_encodings = 0;
+    const std::string& first = tools.encoded(&count_tools);
+    const tool_set copy = tools;  // a request's copy: the same list, not a new one
+    CHECK(&copy.encoded(&count_tools) == &first);
+    CHECK(first == "2");
+    CHECK(tool_set_encodings == 1);
+    CHECK(copy.encoded(&name_tools) == "stream_info");  // another encoder has its own text
+    CHECK(tool_set_encodings == 2);
+    CHECK(&tools.encoded(&count_tools) == &first);
+    CHECK(tool_set{}.empty());
+
+    // Requests holding one set encode to the same bytes as one built for each, and the
+    // other encoders' texts do not leak into the wire.
+    auto shared = basic_request();
+    shared.tools = tools;
+    auto again = basic_request();
+    again.tools = tools;
+    auto fresh = basic_request();
+    fresh.tools = {stream_info_tool(false), stream_info_tool(true)};
+    const auto bytes = anthropic::encode_request(shared);
+    CHECK(bytes.find(anthropic::encode_tool(stream_info_tool(true))) != std::string::npos);
+    CHECK(anthropic::encode_request(again) == bytes);
+    CHECK(anthropic::encode_request(fresh) == bytes);
+}
+
 TEST_CASE("anthropic blocks: thinking echoed byte-for-byte, tool use, results, provider raw", "[llm][anthropic]") {
     const std::string signature = "EqQBCkgIARABGAIiQL+/=\\u0000\"sig\xe2\x80\xa8";
     CHECK(anthropic::encode_block(thinking_block{"Let me think <carefully>.", signature}) ==

@@ -17,6 +17,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -37,6 +38,28 @@ struct env {
 };
 
 std::string writer_path() { return fiskai::test::binary_path("tests/runstate/runstate_journal_writer"); }
+
+// While it lives, a write that would make a file of this process larger than `bytes` fails
+// part-way (EFBIG), as on a full disk.
+class file_size_limit {
+public:
+    explicit file_size_limit(std::size_t bytes) {
+        std::signal(SIGXFSZ, SIG_IGN);
+        REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved_) == 0);
+        rlimit small = saved_;
+        small.rlim_cur = bytes;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    }
+    ~file_size_limit() {
+        ::setrlimit(RLIMIT_FSIZE, &saved_);
+        std::signal(SIGXFSZ, SIG_DFL);
+    }
+    file_size_limit(const file_size_limit&) = delete;
+    file_size_limit& operator=(const file_size_limit&) = delete;
+
+private:
+    rlimit saved_{};
+};
 
 }  // namespace
 
@@ -219,20 +242,16 @@ TEST_CASE("file backend: a failed append leaves the journal whole and the termin
     REQUIRE(j.has_value());
     const auto before = fiskai::test::read_file(e.journal("full"));
 
-    // A file size limit makes the write fail part-way (EFBIG), as a full disk would.
-    std::signal(SIGXFSZ, SIG_IGN);
-    rlimit saved{};
-    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
-    rlimit small = saved;
-    small.rlim_cur = before.size() + 300;
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    auto big = await((*j)->append(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
-    std::signal(SIGXFSZ, SIG_DFL);
+    std::optional<rs::result<void>> big;
+    {
+        const file_size_limit limit(before.size() + 300);
+        big = await((*j)->append(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+    }
+    REQUIRE(big);
 
-    REQUIRE(!big.has_value());
-    CHECK(big.error().code == rs::errc::storage);
-    CHECK(big.error().message == "writing record: File too large");
+    REQUIRE(!big->has_value());
+    CHECK(big->error().code == rs::errc::storage);
+    CHECK(big->error().message == "writing record: File too large");
     CHECK((*j)->last_seq() == 1);
     CHECK(fiskai::test::read_file(e.journal("full")) == before);
 
@@ -253,25 +272,21 @@ TEST_CASE("file backend: a started append that fails fails the next step and eve
     REQUIRE(await((*j)->durable()).has_value());
     const auto before = fiskai::test::read_file(e.journal("late"));
 
-    // As in the case above, a file size limit fails the write part-way; here it happens in
-    // the background, after append_started has returned.
-    std::signal(SIGXFSZ, SIG_IGN);
-    rlimit saved{};
-    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
-    rlimit small = saved;
-    small.rlim_cur = before.size() + 300;
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    auto started =
-        await((*j)->append_started(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
-    auto settled = await((*j)->durable());
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
-    std::signal(SIGXFSZ, SIG_DFL);
-
-    REQUIRE(started.has_value());
+    // As in the case above, the write fails part-way; here in the background, after
+    // append_started has returned.
+    std::optional<rs::result<void>> started, settled;
+    {
+        const file_size_limit limit(before.size() + 300);
+        started = await(
+            (*j)->append_started(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+        settled = await((*j)->durable());
+    }
+    REQUIRE((started && settled));
+    REQUIRE(started->has_value());
     CHECK((*j)->last_seq() == 2);
-    REQUIRE(!settled.has_value());
-    CHECK(settled.error().code == rs::errc::storage);
-    CHECK(settled.error().message == "writing record: File too large");
+    REQUIRE(!settled->has_value());
+    CHECK(settled->error().code == rs::errc::storage);
+    CHECK(settled->error().message == "writing record: File too large");
     CHECK(fiskai::test::read_file(e.journal("late")) == before);  // cut back to the last whole record
 
     // Sticky: a record may be missing, so nothing more is appended, durable or not.

@@ -304,6 +304,7 @@ private:
             }
         }
         // Order: the runtime's tools (definition order), then the built-ins, never deferred.
+        std::vector<llm::tool_def> definitions;
         for (int pass = 0; pass < 2; ++pass) {
             for (const auto& t : tools_) {
                 const bool builtin = builtins_.contains(t->name());
@@ -313,10 +314,11 @@ private:
                     def.defer_loading = t->kind() == toolkit::tool_kind::remote || !has_tag(*t, "ai:no_defer");
                 }
                 tool_search_ = tool_search_ || def.defer_loading;
-                definitions_.push_back(std::move(def));
+                definitions.push_back(std::move(def));
                 if (t->confirm().posture != toolkit::confirm_posture::not_required) ++gated_;
             }
         }
+        definitions_ = llm::tool_set(std::move(definitions));
         if (gated_ > 0 && !asker_.can_prompt()) events_.warn(warning{"confirm_no_terminal", {}, {}, gated_});
     }
 
@@ -328,7 +330,7 @@ private:
         fingerprint_.provider = rt_.provider->caps().provider;
         fingerprint_.model = rt_.cfg.llm.model;
         fingerprint_.system_hash = runstate::system_hash(system_);
-        fingerprint_.tools_hash = runstate::tools_hash(definitions_);
+        fingerprint_.tools_hash = runstate::tools_hash(definitions_.defs());
         fingerprint_.thinking_mode = rt_.cfg.llm.thinking_enabled ? "summarized" : "off";
         fingerprint_.max_tokens = rt_.configured.max_tokens;
         fingerprint_.max_iterations = rt_.configured.max_iterations;
@@ -841,7 +843,7 @@ private:
     std::shared_ptr<memory::view> memory_view_;
     bool knowledge_on_ = false;
     std::string memory_index_;
-    std::vector<llm::tool_def> definitions_;
+    llm::tool_set definitions_;  // built once per run, shared by its requests
     bool tool_search_ = false;
     std::int64_t gated_ = 0;
     std::vector<std::string> system_;

@@ -149,6 +149,18 @@ std::string encode_block(const content_block& block) {
     return out;
 }
 
+namespace {
+// The request's tools, joined: made once per tool set (tool_set::encoded).
+std::string encode_tools(const std::vector<tool_def>& tools) {
+    std::string joined;
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+        if (i > 0) joined += ',';
+        joined += encode_tool(tools[i]);
+    }
+    return joined;
+}
+}  // namespace
+
 std::string encode_request(const request& req) {
     std::string out;
     out.reserve(4096);
@@ -191,10 +203,7 @@ std::string encode_request(const request& req) {
     out += ']';
     if (req.thinking) out += R"(,"thinking":{"display":"summarized","type":"adaptive"})";
     out += R"(,"tools":[)";
-    for (std::size_t i = 0; i < req.tools.size(); ++i) {
-        if (i > 0) out += ',';
-        out += encode_tool(req.tools[i]);
-    }
+    out += req.tools.encoded(&encode_tools);
     // The search tool only when a tool really ended up deferred.
     if (req.tool_search) {
         if (!req.tools.empty()) out += ',';

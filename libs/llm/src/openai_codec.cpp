@@ -87,6 +87,24 @@ void append_user(std::string& out, const message& m, bool& first) {
 
 std::int64_t output_cap(const request& req) { return req.max_output_tokens > 0 ? req.max_output_tokens : 8192; }
 
+namespace {
+// The request's tools as functions, joined: made once per tool set (tool_set::encoded).
+std::string encode_tools(const std::vector<tool_def>& tools) {
+    std::string joined;
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+        if (i > 0) joined += ',';
+        joined += R"({"type":"function","function":{"name":)";
+        append_json_string(joined, tools[i].name);
+        joined += R"(,"description":)";
+        append_json_string(joined, tools[i].description);
+        joined += R"(,"parameters":)";
+        gocompat::append_json(joined, tools[i].input_schema, gocompat::key_order::sorted);
+        joined += "}}";
+    }
+    return joined;
+}
+}  // namespace
+
 std::string encode_request(const request& req) {
     std::string out;
     out.reserve(4096);
@@ -114,16 +132,7 @@ std::string encode_request(const request& req) {
     out += ']';
     if (!req.tools.empty()) {
         out += R"(,"tools":[)";
-        for (std::size_t i = 0; i < req.tools.size(); ++i) {
-            if (i > 0) out += ',';
-            out += R"({"type":"function","function":{"name":)";
-            append_json_string(out, req.tools[i].name);
-            out += R"(,"description":)";
-            append_json_string(out, req.tools[i].description);
-            out += R"(,"parameters":)";
-            gocompat::append_json(out, req.tools[i].input_schema, gocompat::key_order::sorted);
-            out += "}}";
-        }
+        out += req.tools.encoded(&encode_tools);
         out += ']';
     }
     out += R"(,"max_tokens":)";

@@ -322,10 +322,24 @@ struct client_core {
     // Writes the request and reads the head (head_only) or the whole response. A pooled
     // connection that fails before any response byte is retried once on a fresh one: the
     // peer closed it while idle, and the request never reached a handler.
+    // The last URL parsed: a client mostly calls one endpoint (a model API) over and over.
+    std::string last_url;
+    std::optional<parsed_url> last_parsed;
+
+    boost::system::result<parsed_url, std::string> parsed(const std::string& text) {
+        if (last_parsed && text == last_url) return *last_parsed;
+        auto url = parse_url(text);
+        if (url) {
+            last_url = text;
+            last_parsed = *url;
+        }
+        return url;
+    }
+
     template <class Body>
     asio::awaitable<http_result<exchanged<Body>>> perform(http_request request, clock::time_point deadline,
                                                           bool head_only) {
-        auto url = parse_url(request.url);
+        auto url = parsed(request.url);
         if (!url) {
             co_return http_error{http_error::kind::invalid_url,
                                  fmt::format("request URL \"{}\": {}", request.url, url.error())};

@@ -6,6 +6,8 @@
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -68,6 +70,33 @@ struct tool_def {
     bool defer_loading = false;
 };
 
+// The tools a request offers. A run offers the same tools in every request, so the list is
+// shared rather than copied into each one, and a codec encodes it once per wire format
+// (encoded()). Immutable once built; safe to share between threads.
+class tool_set {
+public:
+    tool_set();
+    tool_set(std::vector<tool_def> defs);  // NOLINT: a list of tools is a tool set
+    tool_set(std::initializer_list<tool_def> defs) : tool_set(std::vector<tool_def>(defs)) {}
+
+    [[nodiscard]] const std::vector<tool_def>& defs() const noexcept;
+    [[nodiscard]] std::size_t size() const noexcept { return defs().size(); }
+    [[nodiscard]] bool empty() const noexcept { return defs().empty(); }
+    [[nodiscard]] const tool_def& operator[](std::size_t i) const { return defs()[i]; }
+    [[nodiscard]] auto begin() const noexcept { return defs().begin(); }
+    [[nodiscard]] auto end() const noexcept { return defs().end(); }
+
+    // What `encode` (a wire format's encoder of the whole list) makes of the list: made on
+    // the first call with that encoder and kept with the list for the next.
+    using encoder = std::string (*)(const std::vector<tool_def>&);
+    [[nodiscard]] const std::string& encoded(encoder encode) const;
+
+    struct shared;  // opaque: the list and its encodings
+
+private:
+    std::shared_ptr<const shared> shared_;
+};
+
 struct usage {
     std::int64_t in = 0;
     std::int64_t out = 0;
@@ -80,7 +109,7 @@ struct request {
     std::string model;
     std::vector<std::string> system;
     std::vector<message> messages;
-    std::vector<tool_def> tools;
+    tool_set tools;
     bool tool_search = false;
     bool thinking = false;
     bool prompt_cache = true;
