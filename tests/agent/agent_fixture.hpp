@@ -108,13 +108,9 @@ struct fixture {
         cfg.application_path = FISK_DEMO_PATH;
         cfg.harness.confirm_tags = {"change:config"};
         if (adjust) adjust(cfg);
-        llm::provider_config p;
-        p.name = std::string(provider);
-        p.base_url = fmt::format("http://127.0.0.1:{}{}", fake->port(), provider == "openai" ? "/v1" : "");
-        p.api_key = "test-key";
-        p.max_retries = 0;
         std::filesystem::create_directories(dir.path / "runs");
-        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(), p, std::move(extra));
+        h = std::make_unique<test::session_harness>(
+            cfg, (dir.path / "runs").string(), test::fake_model_provider(fake->port(), provider), std::move(extra));
     }
 
     agent::run_request request(std::string prompt = "do it", std::string session = "s1",

@@ -24,6 +24,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fiskai::test {
@@ -52,6 +53,17 @@ T run_on(boost::asio::io_context& ioc, boost::asio::awaitable<T> work,
          std::chrono::steady_clock::duration deadline = std::chrono::seconds(60)) {
     auto future = boost::asio::co_spawn(ioc, std::move(work), boost::asio::use_future);
     return drive(ioc, future, deadline);
+}
+
+// Where the real provider finds a fiskai-fake-llm listening on `port`: `name` anthropic, or
+// openai (the fake serves that wire under /v1).
+inline llm::provider_config fake_model_provider(int port, std::string_view name = "anthropic", int max_retries = 0) {
+    llm::provider_config p;
+    p.name = std::string(name);
+    p.base_url = "http://127.0.0.1:" + std::to_string(port) + (name == "openai" ? "/v1" : "");
+    p.api_key = "test-key";
+    p.max_retries = max_retries;
+    return p;
 }
 
 struct session_harness {

@@ -159,12 +159,7 @@ TEST_CASE("session ls, show and rm read the configured store", "[serve_app]") {
         config::config cfg;
         cfg.llm.model = "claude-test";
         cfg.application_path = FISK_DEMO_PATH;
-        llm::provider_config p;
-        p.name = "anthropic";
-        p.base_url = fmt::format("http://127.0.0.1:{}", fake.port());
-        p.api_key = "test-key";
-        p.max_retries = 0;
-        test::session_harness h(cfg, runs, p);
+        test::session_harness h(cfg, runs, test::fake_model_provider(fake.port()));
         REQUIRE(h.run(h.request("s1", long_prompt)).reason == "completed");
         REQUIRE(h.run(h.request("s2", "short one")).reason == "completed");
         // An open session: started, never finished.

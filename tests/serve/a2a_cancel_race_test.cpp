@@ -16,7 +16,6 @@
 
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -198,19 +197,12 @@ struct fixture {
     std::future<void> finished;
 
     fixture() {
-        const auto script_path = (dir / "script.json").string();
-        std::ofstream(script_path) << script();
-        fake = std::make_unique<fiskai::test::fake_llm_process>(
-            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script_path, "--port", "0", "--exit-with-parent"});
+        fake = fiskai::test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir, script());
         fiskai::config::config cfg;
         cfg.llm.model = "claude-test";
-        llm::provider_config p;
-        p.name = "anthropic";
-        p.base_url = fmt::format("http://127.0.0.1:{}", fake->port());
-        p.api_key = "test-key";
-        p.max_retries = 0;
         std::filesystem::create_directories(dir / "runs");
-        h = std::make_unique<fiskai::test::session_harness>(cfg, (dir / "runs").string(), p);
+        h = std::make_unique<fiskai::test::session_harness>(cfg, (dir / "runs").string(),
+                                                            fiskai::test::fake_model_provider(fake->port()));
         toolkit::function_tool_spec spec;
         spec.name = "probe";
         spec.description = "Looks at something.";

@@ -9,10 +9,8 @@
 #include <fiskai/toolkit/function_tool.hpp>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 using namespace a2a_channel_test;
 namespace json = boost::json;
@@ -71,19 +69,12 @@ struct fixture {
     std::future<void> finished;
 
     explicit fixture(bool elicitation) {
-        const auto script_path = (dir / "script.json").string();
-        std::ofstream(script_path) << script();
-        fake = std::make_unique<fiskai::test::fake_llm_process>(
-            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script_path, "--port", "0", "--exit-with-parent"});
+        fake = fiskai::test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir, script());
         fiskai::config::config cfg;
         cfg.llm.model = "claude-test";
-        llm::provider_config p;
-        p.name = "anthropic";
-        p.base_url = fmt::format("http://127.0.0.1:{}", fake->port());
-        p.api_key = "test-key";
-        p.max_retries = 0;
         std::filesystem::create_directories(dir / "runs");
-        h = std::make_unique<fiskai::test::session_harness>(cfg, (dir / "runs").string(), p);
+        h = std::make_unique<fiskai::test::session_harness>(cfg, (dir / "runs").string(),
+                                                            fiskai::test::fake_model_provider(fake->port()));
         toolkit::function_tool_spec spec;
         spec.name = "guarded";
         spec.description = "Changes something; needs approval.";

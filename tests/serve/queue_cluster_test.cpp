@@ -311,21 +311,13 @@ TEST_CASE("queue fault: a 3-node cluster loses the node a busy worker is connect
     REQUIRE(poll_until([&] { return op.leaders(); }, 90s));
 
     const auto llm_log = (dir / "llm.log").string();
-    const auto script_path = (dir / "script.json").string();
-    std::ofstream(script_path) << fault_script();
-    fiskai::test::fake_llm_process fake(
-        FISKAI_FAKE_LLM,
-        std::vector<std::string>{"--script", script_path, "--port", "0", "--log", llm_log, "--exit-with-parent"});
+    const auto fake = fiskai::test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir, fault_script(), {"--log", llm_log});
     fiskai::config::config cfg;
     cfg.llm.model = "claude-test";
-    llm::provider_config pc;
-    pc.name = "anthropic";
-    pc.base_url = fmt::format("http://127.0.0.1:{}", fake.port());
-    pc.api_key = "test-key";
-    pc.max_retries = 1;
     std::filesystem::create_directories(dir / "unused");
     std::list<worker_link> links;
-    fiskai::test::session_harness h(cfg, (dir / "unused").string(), pc);
+    fiskai::test::session_harness h(cfg, (dir / "unused").string(),
+                                    fiskai::test::fake_model_provider(fake->port(), "anthropic", 1));
     auto g = std::make_shared<gate_state>();
     h.rt->tools.push_back(gate_tool(g));
 

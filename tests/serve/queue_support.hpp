@@ -152,7 +152,6 @@ struct world {
     std::unique_ptr<fiskai::test::fake_llm_process> fake;
     std::unique_ptr<fiskai::test::session_harness> h;
     std::string llm_log = (dir / "llm.log").string();
-    std::string script_path = (dir / "script.json").string();
     int llm_port = 0;
     std::shared_ptr<int> probes = std::make_shared<int>(0);
     // Every record logged by a channel made with logged_options(), as `message key=value...`.
@@ -166,20 +165,13 @@ struct world {
 
     explicit world(provision p = {}, std::string script = default_script())
         : nats(broker_for(p, dir)), restartable(p.restartable) {
-        std::ofstream(script_path) << script;
-        fake = std::make_unique<fiskai::test::fake_llm_process>(
-            FISKAI_FAKE_LLM,
-            std::vector<std::string>{"--script", script_path, "--port", "0", "--log", llm_log, "--exit-with-parent"});
+        fake = fiskai::test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir, script, {"--log", llm_log});
         llm_port = fake->port();
         fiskai::config::config cfg;
         cfg.llm.model = "claude-test";
-        llm::provider_config pc;
-        pc.name = "anthropic";
-        pc.base_url = fmt::format("http://127.0.0.1:{}", fake->port());
-        pc.api_key = "test-key";
-        pc.max_retries = 1;
         std::filesystem::create_directories(dir / "runs");
-        h = std::make_unique<fiskai::test::session_harness>(cfg, (dir / "runs").string(), pc);
+        h = std::make_unique<fiskai::test::session_harness>(
+            cfg, (dir / "runs").string(), fiskai::test::fake_model_provider(fake->port(), "anthropic", 1));
         fiskai::toolkit::function_tool_spec spec;
         spec.name = "probe";
         spec.description = "Looks at something.";

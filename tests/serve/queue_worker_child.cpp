@@ -16,7 +16,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
 #include <cstdio>
@@ -33,12 +32,7 @@ int main(int argc, char** argv) {
     try {
         fiskai::config::config cfg;
         cfg.llm.model = "claude-test";
-        fiskai::llm::provider_config pc;
-        pc.name = "anthropic";
-        pc.base_url = fmt::format("http://127.0.0.1:{}", argv[2]);
-        pc.api_key = "test-key";
-        pc.max_retries = 0;
-        fiskai::test::session_harness h(cfg, argv[3], pc);
+        fiskai::test::session_harness h(cfg, argv[3], fiskai::test::fake_model_provider(std::stoi(argv[2])));
         fiskai::toolkit::function_tool_spec spec;
         spec.name = "probe";
         spec.description = "Looks at something.";

@@ -19,11 +19,9 @@
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sys/stat.h>
 
@@ -307,21 +305,14 @@ struct fixture {
 
     explicit fixture(std::size_t workers = 2, std::chrono::nanoseconds report_timeout = 30s,
                      const std::function<void(config::config&)>& adjust = {}) {
-        const auto script_path = (dir.path / "script.json").string();
-        std::ofstream(script_path) << script();
-        fake = std::make_unique<test::fake_llm_process>(
-            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script_path, "--port", "0", "--exit-with-parent"});
+        fake = test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir.path, script());
         config::config cfg;
         cfg.llm.model = "claude-test";
         if (adjust) adjust(cfg);
-        llm::provider_config p;
-        p.name = "anthropic";
-        p.base_url = fmt::format("http://127.0.0.1:{}", fake->port());
-        p.api_key = "test-key";
-        p.max_retries = 0;
         std::filesystem::create_directories(dir.path / "runs");
         // The gate's timer lives on the harness's io_context, made below; build the tools after.
-        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(), p);
+        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(),
+                                                    test::fake_model_provider(fake->port()));
         gate = std::make_shared<hold_gate>(h->ioc.get_executor());
         h->rt->tools.push_back(hold_tool(gate));
         h->rt->tools.push_back(guarded_tool(guarded));

@@ -20,7 +20,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -130,21 +129,14 @@ struct slack_fixture {
     explicit slack_fixture(std::function<void(serve::slack_channel_options&)> adjust_options = {},
                            std::vector<std::string> fake_args = {"--resend-ms", "300"}, std::size_t server_workers = 2)
         : adjust(std::move(adjust_options)), workers(server_workers) {
-        const auto script_path = (dir.path / "script.json").string();
-        std::ofstream(script_path) << script();
-        llm = std::make_unique<test::fake_llm_process>(
-            FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script_path, "--port", "0", "--exit-with-parent"});
+        llm = test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir.path, script());
         slack = std::make_unique<test::fake_slack_process>(FISKAI_FAKE_SLACK, std::move(fake_args));
         config::config cfg;
         cfg.llm.model = "claude-test";
         cfg.harness.human_in_the_loop_enabled = true;
-        llm::provider_config p;
-        p.name = "anthropic";
-        p.base_url = fmt::format("http://127.0.0.1:{}", llm->port());
-        p.api_key = "test-key";
-        p.max_retries = 0;
         std::filesystem::create_directories(dir.path / "runs");
-        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(), p);
+        h = std::make_unique<test::session_harness>(cfg, (dir.path / "runs").string(),
+                                                    test::fake_model_provider(llm->port()));
         h->rt->tools.push_back(guarded_tool(guarded));
         start_worker();
     }
