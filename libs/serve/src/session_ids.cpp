@@ -1,48 +1,25 @@
 #include <fiskai/serve/session_ids.hpp>
 
-#include <openssl/evp.h>
-
-#include <array>
-#include <memory>
-#include <stdexcept>
+#include <fiskai/runstate/fingerprint.hpp>
 
 namespace fiskai::serve {
 
 namespace {
 constexpr std::size_t session_hex_digits = 40;
-
-// Fetched once: EVP_sha256() makes OpenSSL 3 look the algorithm up in its providers at
-// every digest, which costs more than hashing these few bytes.
-const EVP_MD* sha256() {
-    static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return md;
-}
 }  // namespace
 
 std::string derive_session_id(std::string_view tag, std::string_view prefix,
                               std::initializer_list<std::string_view> parts) {
-    const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    if (!ctx || sha256() == nullptr || EVP_DigestInit_ex(ctx.get(), sha256(), nullptr) != 1) {
-        throw std::runtime_error("session id: sha256 is not available");
-    }
     // The 0x00 separator keeps ("ab","c") and ("a","bc") apart; parts never hold a NUL
     // that matters because each is a checked name or id.
-    static constexpr unsigned char separator = 0;
-    EVP_DigestUpdate(ctx.get(), prefix.data(), prefix.size());
+    std::string hashed(prefix);
     for (const auto part : parts) {
-        EVP_DigestUpdate(ctx.get(), &separator, 1);
-        EVP_DigestUpdate(ctx.get(), part.data(), part.size());
+        hashed.push_back('\0');
+        hashed += part;
     }
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(ctx.get(), digest.data(), &length);
-    static constexpr char hex[] = "0123456789abcdef";
     std::string id(tag);
     id.push_back('-');
-    for (unsigned int i = 0; i < length && id.size() < tag.size() + 1 + session_hex_digits; ++i) {
-        id.push_back(hex[digest[i] >> 4]);
-        id.push_back(hex[digest[i] & 0xF]);
-    }
+    id += runstate::hash_hex(hashed).substr(0, session_hex_digits);  // SHA-256, lower-case hex
     return id;
 }
 
