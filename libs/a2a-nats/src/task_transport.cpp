@@ -9,6 +9,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/channel.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
@@ -70,6 +71,7 @@ struct detail::task_transport_state : std::enable_shared_from_this<task_transpor
     conns::connection* conn = nullptr;
     asio::any_io_executor executor;
     gocompat::logger log;
+    asio::thread_pool blocking{1};  // flushes: nats.c blocks the calling thread
 
     std::string subject;
     natsSubscription* sub = nullptr;
@@ -92,6 +94,7 @@ struct detail::task_transport_state : std::enable_shared_from_this<task_transpor
         : conn(&c), executor(std::move(ex)), log(std::move(l)), channel(executor, 1) {}
     ~task_transport_state() {
         if (sub) natsSubscription_Destroy(sub);
+        blocking.join();
     }
 
     // On the executor: a request nobody will run is refused.
@@ -306,9 +309,8 @@ void task_transport::drain_intake(refuser refuse) {
     st.wake.notify_all();
 }
 
-asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport::open_task(std::string identity,
-                                                                                            std::string id,
-                                                                                            task_handler on_message) {
+asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport::open_task(
+    std::string identity, std::string id, task_handler on_message, std::chrono::milliseconds flush_timeout) {
     auto cancel_subject = a2a::task_subject(a2a::task_route::cancel, identity, id);
     if (!cancel_subject) co_return cancel_subject.error();
     auto elicit_subject = a2a::task_subject(a2a::task_route::elicit, identity, id);
@@ -337,6 +339,14 @@ asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport
     } catch (const std::exception& e) {
         co_return a2a::make_error(a2a::errc::transport_failure, e.what());
     }
+    // The flush blocks the calling thread for a round trip: run it off the io_context.
+    auto flush = [nc, timeout = flush_timeout.count()]() -> asio::awaitable<int> {
+        co_return static_cast<int>(natsConnection_FlushTimeout(nc, timeout));
+    };
+    const int s = co_await asio::co_spawn(st->blocking, flush, asio::use_awaitable);
+    if (s != NATS_OK)
+        co_return a2a::make_error(a2a::errc::transport_failure,
+                                  fmt::format("flush: {}", a2a_nats::detail::status_text(static_cast<natsStatus>(s))));
     co_return out;
 }
 

@@ -9,11 +9,8 @@
 // nats.c still holds to a refuser (Amendment 16) until the subscription is invalid.
 //
 // Per task: open_task() subscribes the cancel and elicit subjects keyed by the admitted
-// request's own id (Amendment 10) before the ack is published on the same connection. A
-// server (and every route it forwards over) handles one connection's protocol in order, so
-// the interest is registered before the ack can reach the caller, and a cancel published
-// right after the ack is routed here. No flush: a PING round trip would guarantee nothing
-// more and cost every task a broker round trip before its ack. publish() sends to a reply subject captured at intake (the
+// request's own id (Amendment 10) and flushes, so that a cancel published right after the
+// ack is already routed here. publish() sends to a reply subject captured at intake (the
 // ack through the same call: on a plain subscription the single-reply path is a publish
 // to the request's reply subject).
 //
@@ -30,6 +27,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -122,12 +120,11 @@ public:
     // Idempotent; the first refuser is kept.
     void drain_intake(refuser refuse);
 
-    // The cancel and elicit subscriptions of the task whose request id is `id`, sent on the
-    // connection before anything published after this returns (the ack). Failure:
-    // a2a::errc::transport_failure with nats.c's text.
-    boost::asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> open_task(std::string identity,
-                                                                                       std::string id,
-                                                                                       task_handler on_message);
+    // The cancel and elicit subscriptions of the task whose request id is `id`, flushed
+    // (at most `flush_timeout`). Failure: a2a::errc::transport_failure with nats.c's text.
+    boost::asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> open_task(
+        std::string identity, std::string id, task_handler on_message,
+        std::chrono::milliseconds flush_timeout = std::chrono::seconds(5));
 
     // Publishes `data` to `subject` (a captured inbox). False when nats.c refused it.
     bool publish(std::string_view subject, std::string_view data);
