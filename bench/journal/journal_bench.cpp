@@ -1,7 +1,9 @@
 // The session journal's figures: file-backend appends per second (write + fdatasync per
 // record, through the blocking pool and back) beside the floor, a plain C loop of write +
-// fdatasync of the same lines on the same disk; and fold of a 10,000-record journal, alone
-// and with the read, parse and schema check in front of it (store::load).
+// fdatasync of the same lines on the same disk; a served one-tool task's journal (a new
+// session, the model's turn, the tool's result, the answer with the terminal) beside the same
+// syscalls in a plain C sequence; and fold of a 10,000-record journal, alone and with the
+// read, parse and schema check in front of it (store::load).
 //
 // Usage: journal_bench [appends] [directory on the disk to measure]
 #include <fiskai/runstate/file_store.hpp>
@@ -112,6 +114,64 @@ double journal_rate(const std::string& dir, int n, boost::asio::thread_pool& poo
     return rate;
 }
 
+// The records of a served one-tool task, in the calls the agent makes: the session created
+// started, the model's turn appended started, durable() before the tool runs, the tool's
+// result appended started, then the answer and the terminal in one append_all. Per task, ms.
+std::vector<double> task_journal_ms(const std::string& dir, int n, boost::asio::thread_pool& pool) {
+    auto store = rs::make_file_store(dir + "/tasks", pool.get_executor());
+    auto work = [&]() -> boost::asio::awaitable<std::vector<double>> {
+        std::vector<double> out;
+        for (int i = 0; i < n; ++i) {
+            const auto start = clock_type::now();
+            auto j = co_await store->create_started(fmt::format("task-{}", i), meta());
+            if (!j) std::abort();
+            if (!co_await (*j)->append_started(2, sample(2))) std::abort();
+            if (!co_await (*j)->durable()) std::abort();
+            if (!co_await (*j)->append_started(3, sample(3))) std::abort();
+            std::vector<rs::record> last{sample(4), {5, rs::terminal_record{rs::terminal_reason::completed, ""}}};
+            if (!co_await (*j)->append_all(std::move(last))) std::abort();
+            out.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
+        }
+        co_return out;
+    };
+    auto task = work();
+    auto samples = run(std::move(task));
+    std::filesystem::remove_all(dir + "/tasks");
+    return samples;
+}
+
+// The same durable points as plain syscalls, one after another: the new file with its first
+// line synced and the directory synced, then one write + fdatasync for the model's turn, the
+// tool's result, and the answer with the terminal.
+std::vector<double> task_floor_ms(const std::string& dir, int n) {
+    const std::string line1 = rs::encode_record({1, meta()}) + "\n";
+    const std::string line2 = rs::encode_record(sample(2)) + "\n";
+    const std::string line3 = rs::encode_record(sample(3)) + "\n";
+    const std::string line45 = rs::encode_record(sample(4)) + "\n" +
+                               rs::encode_record({5, rs::terminal_record{rs::terminal_reason::completed, ""}}) + "\n";
+    std::vector<double> out;
+    for (int i = 0; i < n; ++i) {
+        const std::string path = fmt::format("{}/floor-task-{}.json", dir, i);
+        const auto start = clock_type::now();
+        const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) std::abort();
+        const auto put = [fd](const std::string& l) {
+            if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size()) || ::fdatasync(fd) != 0) std::abort();
+        };
+        put(line1);
+        const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 || ::fsync(dir_fd) != 0) std::abort();
+        ::close(dir_fd);
+        put(line2);
+        put(line3);
+        put(line45);
+        out.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
+        ::close(fd);
+        ::unlink(path.c_str());
+    }
+    return out;
+}
+
 struct fold_figures {
     double fold_ms = 0;
     double load_ms = 0;
@@ -199,10 +259,17 @@ int main(int argc, char** argv) {
     std::vector<double> floors;
     std::vector<double> journals;
     std::vector<double> ratios;
+    std::vector<double> task_floors;
+    std::vector<double> task_journals;
+    const int tasks_per_round = std::max(1, n / rounds / 4);
     for (int round = 0; round < rounds; ++round) {
         floors.push_back(floor_rate(dir, n / rounds));
         journals.push_back(journal_rate(dir, n / rounds, pool));
         ratios.push_back(journals.back() / floors.back());
+        auto tf = task_floor_ms(dir, tasks_per_round);
+        task_floors.insert(task_floors.end(), tf.begin(), tf.end());
+        auto tj = task_journal_ms(dir, tasks_per_round, pool);
+        task_journals.insert(task_journals.end(), tj.begin(), tj.end());
     }
     const auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
@@ -221,6 +288,9 @@ int main(int argc, char** argv) {
     fmt::print("  {:<52} {:>9.0f} /s\n", "floor: C loop of write + fdatasync", floor);
     fmt::print("  {:<52} {:>9.0f} /s\n", "journal::append (write + fdatasync on the pool)", journal);
     fmt::print("  {:<52} {:>11.2f}x  (goal >= 0.80)\n", "journal / floor (median of the rounds' ratios)", ratio);
+    fmt::print("  {:<52} {:>9.2f} ms  (p50 of {})\n", "a served task's journal (5 records, 4 durable points)",
+               median(task_journals), task_journals.size());
+    fmt::print("  {:<52} {:>9.2f} ms\n", "  floor: the same syscalls one after another", median(task_floors));
     fmt::print("  {:<52} {:>9.2f} ms  (goal < 50)\n", "fold of 10,000 records", folded.fold_ms);
     fmt::print("  {:<52} {:>9.2f} ms  ({:.1f} MB: read, parse, schema, fold)\n", "store::load of the same journal",
                folded.load_ms, static_cast<double>(folded.bytes) / 1e6);

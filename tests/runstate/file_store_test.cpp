@@ -15,9 +15,12 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -325,6 +328,79 @@ TEST_CASE("file backend: a journal closed with its first sync under way still la
         REQUIRE(state.has_value());
         CHECK(state->prompt == sample_meta().prompt);
     }
+}
+
+TEST_CASE("file backend: records appended while a sync is under way join it and land in order, closed or not",
+          "[file]") {
+    namespace contract = fiskai::test::runstate_contract;
+    env e;
+    for (int i = 0; i < 20; ++i) {
+        const std::string id = "joined-" + std::to_string(i);
+        const bool close_early = i % 2 == 1;
+        // One coroutine, so the appends come while the first sync is under way.
+        auto appended = fiskai::test::run_awaitable([&]() -> boost::asio::awaitable<bool> {
+            auto j = co_await e.store->create_started(id, sample_meta());
+            if (!j) co_return false;
+            if (!co_await (*j)->append_started(2, contract::assistant_text(2, 0, "checking"))) co_return false;
+            if (!co_await (*j)->append_next_started(contract::assistant_text(0, 1, "still checking").payload))
+                co_return false;
+            if (close_early) {
+                // Closed with the syncs under way: they still land, and hold the lock until then.
+                co_return (*j)->close().has_value();
+            }
+            std::vector<rs::payload> last;
+            last.push_back(contract::assistant_text(0, 1, "done").payload);
+            last.push_back(rs::terminal_record{rs::terminal_reason::completed, ""});
+            if (!co_await (*j)->append_next_all(std::move(last))) co_return false;
+            co_return (*j)->last_seq() == 5;
+        }());
+        REQUIRE(appended);
+        rs::result<std::vector<rs::record>> read = std::vector<rs::record>{};
+        for (int attempt = 0; attempt < 2000; ++attempt) {
+            if (auto opened = await(e.store->open(id))) {
+                read = await((*opened)->records());
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        REQUIRE(read.has_value());
+        REQUIRE(read->size() == (close_early ? 3U : 5U));
+        for (std::size_t k = 0; k < read->size(); ++k) CHECK((*read)[k].seq == k + 1);
+    }
+}
+
+TEST_CASE("file backend: a record that joined a sync and fails is cut away and fails every step after it", "[file]") {
+    namespace contract = fiskai::test::runstate_contract;
+    env e;
+    auto j = await(e.store->create_started("joined-full", sample_meta()));
+    REQUIRE(j.has_value());
+    REQUIRE(await((*j)->durable()).has_value());
+    const auto before = fiskai::test::read_file(e.journal("joined-full"));
+    std::optional<rs::result<void>> second, third, settled;
+    {
+        const file_size_limit limit(before.size() + 300);
+        auto outcome = fiskai::test::run_awaitable([&]() -> boost::asio::awaitable<std::array<rs::result<void>, 3>> {
+            auto a = co_await (*j)->append_started(2, contract::assistant_text(2, 0, "short"));
+            auto b = co_await (*j)->append_started(3, contract::assistant_text(3, 0, std::string(4000, 'z')));
+            auto c = co_await (*j)->durable();
+            co_return std::array<rs::result<void>, 3>{a, b, c};
+        }());
+        second = outcome[0];
+        third = outcome[1];
+        settled = outcome[2];
+    }
+    REQUIRE((second && third && settled));
+    CHECK(second->has_value());
+    CHECK(third->has_value());
+    REQUIRE(!settled->has_value());
+    CHECK(settled->error().message == "writing record: File too large");
+    // Cut back to the last whole record: the short one is there, the long one is not.
+    const auto after = fiskai::test::read_file(e.journal("joined-full"));
+    CHECK(after.size() > before.size());
+    CHECK(after.substr(0, before.size()) == before);
+    CHECK(after.find("zzzz") == std::string::npos);
+    CHECK(after.back() == '\n');
+    CHECK(!await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run"})).has_value());
 }
 
 TEST_CASE("file backend: list skips what is not a readable run", "[file]") {

@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include <dirent.h>
@@ -168,25 +169,87 @@ struct opened {
     std::size_t size = 0;
 };
 
+// Writes `line` at the end of `fd` and syncs it; on failure cuts the file back to `good`,
+// so it never holds a half record in its interior and the next append (the terminal,
+// after a failure) lands on a clean line.
+std::optional<error> write_and_sync(int fd, std::size_t good, const std::string& line) {
+    if (const int err = write_all(fd, line); err != 0) {
+        (void)::ftruncate(fd, static_cast<off_t>(good));
+        return system_error("writing record", err);
+    }
+    if (::fdatasync(fd) != 0) {
+        const int err = errno;
+        (void)::ftruncate(fd, static_cast<off_t>(good));
+        return system_error("syncing record", err);
+    }
+    return std::nullopt;
+}
+
 // A write and sync handed to the blocking pool without waiting for them
 // (append_started, create_started). The pool job works on its own duplicate of the
 // descriptor, so a journal closed in the meantime neither races it nor releases the lock
 // before it has finished.
+//
+// While the job runs, later records join it (join()): it writes and syncs them after its
+// own, in the order given, before it reports. So records appended back to back cost one
+// pool round trip instead of one each: the io thread neither waits for the first sync to
+// come back before starting the next, nor wakes in between (serve's task path appends the
+// model's turn while the new session's first sync is still under way).
 struct background_sync {
     std::optional<std::optional<error>> outcome;  // set once the job has finished
     // Exists only while the journal's owner waits for an unfinished job: nothing here is
     // bound to an io_context for longer (a journal may outlive the one that created it).
     std::optional<boost::asio::experimental::channel<void(boost::system::error_code)>> waiter;
 
-    // Runs `job` (returning std::optional<error>) on `blocking` and reports it on `io`.
+    // Shared with the pool job, under `mutex`: lines that joined, and whether it still
+    // takes them (false once it has found nothing more to write and is about to report).
+    std::mutex mutex;
+    std::string joined;
+    bool open = true;
+
+    // Hands `lines` to the running job. False once it no longer takes any: start another.
+    bool join(std::string_view lines) {
+        const std::lock_guard lock(mutex);
+        if (!open) return false;
+        joined.append(lines);
+        return true;
+    }
+
+    // Runs `job` (returning std::optional<error>) on `blocking` with descriptor `fd` (its
+    // own, closed when done; the file holds `good` bytes once the job's own write is in)
+    // then writes and syncs what joined, and reports it on `io`.
     template <class Job>
     static std::shared_ptr<background_sync> start(const boost::asio::any_io_executor& io,
-                                                  const boost::asio::any_io_executor& blocking, Job job) {
+                                                  const boost::asio::any_io_executor& blocking, int fd,
+                                                  std::size_t good, Job job) {
         auto sync = std::make_shared<background_sync>();
+        auto work = [sync, fd, good, job = std::move(job)]() mutable -> std::optional<error> {
+            auto failure = job();
+            std::size_t size = good;
+            while (!failure) {
+                std::string lines;
+                {
+                    const std::lock_guard lock(sync->mutex);
+                    if (sync->joined.empty()) {
+                        sync->open = false;
+                        break;
+                    }
+                    lines.swap(sync->joined);
+                }
+                failure = write_and_sync(fd, size, lines);
+                size += lines.size();
+            }
+            if (failure) {
+                const std::lock_guard lock(sync->mutex);
+                sync->open = false;  // what joined is lost with the failure, which is sticky
+            }
+            ::close(fd);
+            return failure;
+        };
         boost::asio::co_spawn(
             io,
-            [sync, blocking, job = std::move(job)]() mutable -> boost::asio::awaitable<void> {
-                auto failure = co_await offload_to_completion(blocking, std::move(job));
+            [sync, blocking, work = std::move(work)]() mutable -> boost::asio::awaitable<void> {
+                auto failure = co_await offload_to_completion(blocking, std::move(work));
                 sync->outcome = std::move(failure);
                 if (sync->waiter) sync->waiter->try_send(boost::system::error_code{});
             },
@@ -209,22 +272,6 @@ struct background_sync {
         co_return std::move(*outcome);
     }
 };
-
-// Writes `line` at the end of `fd` and syncs it; on failure cuts the file back to `good`,
-// so it never holds a half record in its interior and the next append (the terminal,
-// after a failure) lands on a clean line.
-std::optional<error> write_and_sync(int fd, std::size_t good, const std::string& line) {
-    if (const int err = write_all(fd, line); err != 0) {
-        (void)::ftruncate(fd, static_cast<off_t>(good));
-        return system_error("writing record", err);
-    }
-    if (::fdatasync(fd) != 0) {
-        const int err = errno;
-        (void)::ftruncate(fd, static_cast<off_t>(good));
-        return system_error("syncing record", err);
-    }
-    return std::nullopt;
-}
 
 class file_journal final : public journal {
 public:
@@ -251,7 +298,8 @@ public:
 
     boost::asio::awaitable<result<void>> append_all(std::vector<record> recs) override {
         if (recs.empty()) co_return result<void>{};
-        if (auto settled = co_await durable(); !settled) co_return settled.error();
+        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (failed_) co_return *failed_;
         // Checked as a whole first: a gap or a repeat anywhere refuses the batch unwritten.
         std::string lines;
         std::uint64_t last = last_seq_;
@@ -264,8 +312,17 @@ public:
             lines += encode_record(rec);
             lines.push_back('\n');
         }
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
         const std::size_t size = lines.size();
+        // Joined to a sync under way, the batch is durable when that job has finished; a
+        // failure there is sticky, as for a started append.
+        if (pending_ && pending_->join(lines)) {
+            if (auto settled = co_await durable(); !settled) co_return settled.error();
+            size_ += size;
+            last_seq_ = last;
+            co_return result<void>{};
+        }
+        if (auto settled = co_await durable(); !settled) co_return settled.error();
+        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
         const int fd = fd_;
         const std::size_t good = size_;
         auto job = [fd, good, lines = std::move(lines)]() { return write_and_sync(fd, good, lines); };
@@ -277,22 +334,23 @@ public:
     }
 
     boost::asio::awaitable<result<void>> append_started(std::uint64_t seq, record rec) override {
-        auto line = co_await prepare(seq, std::move(rec));
+        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (failed_) co_return *failed_;
+        auto line = encode_at(seq, std::move(rec));
         if (!line) co_return line.error();
-        if (line->empty()) co_return result<void>{};
-        const int fd = ::dup(fd_);
-        if (fd < 0) co_return system_error("writing record", errno);
-        const std::size_t good = size_;
-        size_ = good + line->size();
+        if (line->empty()) co_return result<void>{};  // a duplicate, skipped
+        if (!pending_ || !pending_->join(*line)) {
+            if (auto settled = co_await durable(); !settled) co_return settled.error();
+            if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+            const int fd = ::dup(fd_);
+            if (fd < 0) co_return system_error("writing record", errno);
+            auto job = [fd, good = size_, line = *line]() { return write_and_sync(fd, good, line); };
+            // GCC 12: nothing temporary beside a co_await in one expression.
+            const auto io = co_await boost::asio::this_coro::executor;
+            pending_ = background_sync::start(io, blocking_, fd, size_ + line->size(), std::move(job));
+        }
+        size_ += line->size();
         last_seq_ = seq;
-        auto job = [fd, good, line = std::move(*line)]() {
-            auto failure = write_and_sync(fd, good, line);
-            ::close(fd);
-            return failure;
-        };
-        // GCC 12: nothing temporary beside a co_await in one expression.
-        const auto io = co_await boost::asio::this_coro::executor;
-        pending_ = background_sync::start(io, blocking_, std::move(job));
         co_return result<void>{};
     }
 
@@ -344,13 +402,18 @@ private:
     boost::asio::awaitable<result<std::string>> prepare(std::uint64_t seq, record rec) {
         if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
         if (auto settled = co_await durable(); !settled) co_return settled.error();
+        co_return encode_at(seq, std::move(rec));
+    }
+
+    // The line for `seq` under the append contract, against the records counted so far.
+    result<std::string> encode_at(std::uint64_t seq, record rec) const {
         auto action = check_append(last_seq_, seq);
-        if (!action) co_return action.error();
-        if (*action == append_action::skip) co_return std::string();
+        if (!action) return action.error();
+        if (*action == append_action::skip) return std::string();
         rec.seq = seq;
         std::string line = encode_record(rec);
         line.push_back('\n');
-        co_return line;
+        return line;
     }
 
     std::string path_;
@@ -428,17 +491,14 @@ public:
         co_return std::move(done.value);
     }
 
+    // Inline: a stat waits for no disk (see create_run).
     boost::asio::awaitable<result<bool>> exists(std::string id) override {
         if (auto v = validate_id(id); !v) co_return v.error();
         const std::string path = path_of(id);
-        auto job = [path]() -> int {
-            struct stat st {};
-            return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
-        };
-        const int err = co_await offload_to_completion(blocking_, std::move(job));
-        if (err == 0) co_return true;
-        if (err == ENOENT) co_return false;
-        co_return system_error(fmt::format("checking journal {}", path), err);
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0) co_return true;
+        if (errno == ENOENT) co_return false;
+        co_return system_error(fmt::format("checking journal {}", path), errno);
     }
 
     boost::asio::awaitable<result<std::vector<run_info>>> list() override {
@@ -488,6 +548,9 @@ private:
     // Claims the id (O_EXCL, locked) with seq 1 written, then makes it durable: seq 1 and
     // the directory (the new name must survive a crash too), before returning or, when
     // `started`, in the background (create_started).
+    // The claim runs on the caller's thread: create, lock and a one-line write into the page
+    // cache wait for no disk, and a pool round trip (two thread wake-ups) cost more than they
+    // do on the path to a task's first model call. Only the syncs go to the blocking pool.
     boost::asio::awaitable<result<std::unique_ptr<journal>>> create_run(std::string id, meta_record meta,
                                                                         bool started) {
         if (auto v = validate_id(id); !v) co_return v.error();
@@ -495,51 +558,41 @@ private:
         std::string line = encode_record(record{1, std::move(meta)});
         line.push_back('\n');
         const std::string path = path_of(id);
-        const std::string dir = dir_;
-        struct outcome {
-            result<opened> value = opened{};
+        const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            if (errno == EEXIST) co_return make_error(errc::exists, gocompat::quote(id));
+            co_return system_error(fmt::format("creating journal {}", path), errno);
+        }
+        if (const int err = lock_file(fd); err != 0) {
+            // Another process opened the new file between our create and lock.
+            ::close(fd);
+            co_return err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err);
+        }
+        auto run = std::make_unique<file_journal>(path, fd, 1, line.size(), blocking_);
+        const auto fail = [&](error e) {
+            (void)run->close();
+            ::unlink(path.c_str());
+            return e;
         };
-        auto job = [path, dir, id, started, line = std::move(line)]() -> outcome {
-            const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
-            if (fd < 0) {
-                if (errno == EEXIST) return {make_error(errc::exists, gocompat::quote(id))};
-                return {system_error(fmt::format("creating journal {}", path), errno)};
-            }
-            const auto fail = [&](error e) {
-                ::close(fd);
-                ::unlink(path.c_str());
-                return outcome{std::move(e)};
-            };
-            if (const int err = lock_file(fd); err != 0) {
-                // Another process opened the new file between our create and lock.
-                ::close(fd);
-                return {err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err)};
-            }
-            if (const int err = write_all(fd, line); err != 0) return fail(system_error("writing record", err));
-            if (!started) {
-                if (auto failure = sync_new_run(fd, dir)) return fail(std::move(*failure));
-            }
-            return {opened{fd, 1, line.size()}};
-        };
-        auto done = co_await offload_to_completion(blocking_, std::move(job));
-        if (!done.value) co_return done.value.error();
-        auto run = std::make_unique<file_journal>(path, done.value->fd, 1, done.value->size, blocking_);
-        if (started) {
-            const int fd = ::dup(done.value->fd);
-            if (fd < 0) {
-                const int err = errno;
-                (void)run->close();
-                ::unlink(path.c_str());
-                co_return system_error("syncing record", err);
-            }
-            const auto io = co_await boost::asio::this_coro::executor;
-            auto sync = [fd, dir]() {
-                auto failure = sync_new_run(fd, dir);
-                ::close(fd);
+        if (const int err = write_all(fd, line); err != 0) co_return fail(system_error("writing record", err));
+        // The sync works on a duplicate, so a journal closed meanwhile neither races it nor
+        // releases the lock before it has finished.
+        const int sync_fd = ::dup(fd);
+        if (sync_fd < 0) co_return fail(system_error("syncing record", errno));
+        if (!started) {
+            auto sync = [sync_fd, dir = dir_]() {
+                auto failure = sync_new_run(sync_fd, dir);
+                ::close(sync_fd);
                 return failure;
             };
-            run->adopt(background_sync::start(io, blocking_, std::move(sync)));
+            if (auto failure = co_await offload_to_completion(blocking_, std::move(sync))) {
+                co_return fail(std::move(*failure));
+            }
+            co_return std::unique_ptr<journal>(std::move(run));
         }
+        const auto io = co_await boost::asio::this_coro::executor;
+        auto sync = [sync_fd, dir = dir_]() { return sync_new_run(sync_fd, dir); };
+        run->adopt(background_sync::start(io, blocking_, sync_fd, line.size(), std::move(sync)));
         co_return std::unique_ptr<journal>(std::move(run));
     }
 

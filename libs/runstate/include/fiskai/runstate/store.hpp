@@ -55,7 +55,11 @@ public:
     // call): the sync overlaps that step. last_seq() counts the record at once. The next
     // append(), append_started() or durable() waits for it first and fails with its error if
     // it failed, and so does every later one (the journal is then unusable: a record may be
-    // missing). A backend that cannot defer makes the record durable before returning.
+    // missing). A backend may let a later append_started() or append_all() join the sync
+    // still under way instead of waiting for it (the file backend does: one pool round trip
+    // for records appended back to back); the failure then shows at the first step that
+    // waits, durable() at the latest. A backend that cannot defer makes the record durable
+    // before returning.
     virtual boost::asio::awaitable<result<void>> append_started(std::uint64_t seq, record rec) {
         auto written = co_await append(seq, std::move(rec));
         co_return written;
@@ -64,6 +68,7 @@ public:
     // them or, on failure, none (the file backend writes them in one write and syncs once).
     // What a runner uses for records that are decided together, such as a final answer and
     // the terminal that follows it. A backend that cannot group them appends them in turn.
+    // Joined to a started sync still under way, a failure is sticky as for append_started().
     virtual boost::asio::awaitable<result<void>> append_all(std::vector<record> recs) {
         for (auto& rec : recs) {
             const std::uint64_t seq = rec.seq;
