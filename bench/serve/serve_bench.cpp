@@ -228,6 +228,8 @@ int main(int argc, char** argv) {
         fb::fleet f({argv[1], argv[2], argv[3]});
         fiskai::conns::connect_options co;
         co.name = "bench-client";
+        // As fisk-ai-a2a connects: a task's inbox subscription starts no delivery thread of its own.
+        co.shared_delivery = true;
         auto nats = fiskai::conns::connection::dial_url(f.nats_url(), co);
         fmt::print("one-tool task over a2a through fisk-ai-serve serve (nats-server {}, {} tasks per row)\n",
                    f.nats_url(), tasks);
