@@ -319,9 +319,6 @@ struct client_core {
         }
     }
 
-    // Writes the request and reads the head (head_only) or the whole response. A pooled
-    // connection that fails before any response byte is retried once on a fresh one: the
-    // peer closed it while idle, and the request never reached a handler.
     // The last URL parsed: a client mostly calls one endpoint (a model API) over and over.
     std::string last_url;
     std::optional<parsed_url> last_parsed;
@@ -336,6 +333,9 @@ struct client_core {
         return url;
     }
 
+    // Writes the request and reads the head (head_only) or the whole response. A pooled
+    // connection that fails before any response byte is retried once on a fresh one: the
+    // peer closed it while idle, and the request never reached a handler.
     template <class Body>
     asio::awaitable<http_result<exchanged<Body>>> perform(http_request request, clock::time_point deadline,
                                                           bool head_only) {
