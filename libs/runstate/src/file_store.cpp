@@ -298,7 +298,7 @@ public:
 
     boost::asio::awaitable<result<void>> append_all(std::vector<record> recs) override {
         if (recs.empty()) co_return result<void>{};
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (fd_ < 0) co_return closed_for_append();
         if (failed_) co_return *failed_;
         // Checked as a whole first: a gap or a repeat anywhere refuses the batch unwritten.
         std::string lines;
@@ -322,7 +322,7 @@ public:
             co_return result<void>{};
         }
         if (auto settled = co_await durable(); !settled) co_return settled.error();
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (fd_ < 0) co_return closed_for_append();
         const int fd = fd_;
         const std::size_t good = size_;
         auto job = [fd, good, lines = std::move(lines)]() { return write_and_sync(fd, good, lines); };
@@ -334,14 +334,14 @@ public:
     }
 
     boost::asio::awaitable<result<void>> append_started(std::uint64_t seq, record rec) override {
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (fd_ < 0) co_return closed_for_append();
         if (failed_) co_return *failed_;
         auto line = encode_at(seq, std::move(rec));
         if (!line) co_return line.error();
         if (line->empty()) co_return result<void>{};  // a duplicate, skipped
         if (!pending_ || !pending_->join(*line)) {
             if (auto settled = co_await durable(); !settled) co_return settled.error();
-            if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+            if (fd_ < 0) co_return closed_for_append();
             const int fd = ::dup(fd_);
             if (fd < 0) co_return system_error("writing record", errno);
             auto job = [fd, good = size_, line = *line]() { return write_and_sync(fd, good, line); };
@@ -400,9 +400,13 @@ private:
     // The line to append at `seq` (empty: a duplicate to skip), once what was started
     // before it is durable.
     boost::asio::awaitable<result<std::string>> prepare(std::uint64_t seq, record rec) {
-        if (fd_ < 0) co_return storage_error(fmt::format("appending to {}: the journal is closed", path_));
+        if (fd_ < 0) co_return closed_for_append();
         if (auto settled = co_await durable(); !settled) co_return settled.error();
         co_return encode_at(seq, std::move(rec));
+    }
+
+    [[nodiscard]] error closed_for_append() const {
+        return storage_error(fmt::format("appending to {}: the journal is closed", path_));
     }
 
     // The line for `seq` under the append contract, against the records counted so far.
