@@ -6,6 +6,8 @@
 // read, parse and schema check in front of it (store::load).
 //
 // Usage: journal_bench [appends] [directory on the disk to measure]
+#include "../support/bare_journal.hpp"
+
 #include <fiskai/runstate/file_store.hpp>
 #include <fiskai/runstate/state.hpp>
 
@@ -80,8 +82,7 @@ double floor_rate(const std::string& dir, int n) {
     for (int i = 0; i < n; ++i) lines.push_back(rs::encode_record(sample(static_cast<std::uint64_t>(i) + 2)) + "\n");
     const auto start = clock_type::now();
     for (const auto& line : lines) {
-        if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
-        if (::fdatasync(fd) != 0) std::abort();
+        if (!fiskai::bench::write_synced(fd, line)) std::abort();
     }
     const auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
     ::close(fd);
@@ -153,18 +154,11 @@ std::vector<double> task_floor_ms(const std::string& dir, int n) {
     for (int i = 0; i < n; ++i) {
         const std::string path = fmt::format("{}/floor-task-{}.json", dir, i);
         const auto start = clock_type::now();
-        const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+        const int fd = fiskai::bench::create_synced(path, dir, line1);
         if (fd < 0) std::abort();
-        const auto put = [fd](const std::string& l) {
-            if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size()) || ::fdatasync(fd) != 0) std::abort();
-        };
-        put(line1);
-        const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 || ::fsync(dir_fd) != 0) std::abort();
-        ::close(dir_fd);
-        put(line2);
-        put(line3);
-        put(line45);
+        for (const auto* line : {&line2, &line3, &line45}) {
+            if (!fiskai::bench::write_synced(fd, *line)) std::abort();
+        }
         out.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
         ::close(fd);
         ::unlink(path.c_str());

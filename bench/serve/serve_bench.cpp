@@ -16,6 +16,7 @@
 //
 // Usage: serve_bench <fisk-ai-serve> <fiskai-fake-llm> <fisk-demo> [tasks per row]
 
+#include "../support/bare_journal.hpp"
 #include "../support/bare_spawn.hpp"
 #include "../support/serve_fleet.hpp"
 
@@ -125,8 +126,7 @@ std::vector<double> fdatasync_floor_ms(const fb::fs::path& dir, int n) {
     std::vector<double> samples;
     for (int i = 0; i < n; ++i) {
         const auto t = bench_clock::now();
-        if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) || ::fdatasync(fd) != 0)
-            throw std::runtime_error("write + fdatasync failed");
+        if (!fb::write_synced(fd, line)) throw std::runtime_error("write + fdatasync failed");
         samples.push_back(fb::ms_since(t));
     }
     ::close(fd);
@@ -141,17 +141,11 @@ std::vector<double> create_floor_ms(const fb::fs::path& dir, int n) {
     for (int i = 0; i < n; ++i) {
         const auto path = dir / fmt::format("floor-{}.json", i);
         const auto t = bench_clock::now();
-        const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
-        if (fd < 0) throw std::runtime_error("cannot create a floor session file");
-        const bool written =
-            ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fdatasync(fd) == 0;
-        const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        const bool synced = dir_fd >= 0 && ::fsync(dir_fd) == 0;
+        const int fd = fb::create_synced(path.string(), dir.string(), line);
         samples.push_back(fb::ms_since(t));
-        if (dir_fd >= 0) ::close(dir_fd);
+        if (fd < 0) throw std::runtime_error("create + fdatasync + directory fsync failed");
         ::close(fd);
         fb::fs::remove(path);
-        if (!written || !synced) throw std::runtime_error("create + fdatasync + directory fsync failed");
     }
     return samples;
 }
