@@ -403,6 +403,30 @@ TEST_CASE("file backend: a record that joined a sync and fails is cut away and f
     CHECK(!await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run"})).has_value());
 }
 
+TEST_CASE("file backend: a closed journal refuses every append and read with its path", "[file]") {
+    namespace contract = fiskai::test::runstate_contract;
+    env e;
+    auto j = await(e.store->create_started("shut", sample_meta()));
+    REQUIRE(j.has_value());
+    REQUIRE((*j)->close().has_value());
+    const std::string path = e.journal("shut").string();
+    const std::string closed = "appending to " + path + ": the journal is closed";
+    auto plain = await((*j)->append(2, contract::assistant_text(2, 0, "late")));
+    REQUIRE(!plain.has_value());
+    CHECK(plain.error().message == closed);
+    auto started = await((*j)->append_started(2, contract::assistant_text(2, 0, "late")));
+    REQUIRE(!started.has_value());
+    CHECK(started.error().message == closed);
+    std::vector<rs::record> batch{contract::assistant_text(2, 0, "late")};
+    auto all = await((*j)->append_all(std::move(batch)));
+    REQUIRE(!all.has_value());
+    CHECK(all.error().message == closed);
+    auto read = await((*j)->records());
+    REQUIRE(!read.has_value());
+    CHECK(read.error().message == "reading " + path + ": the journal is closed");
+    CHECK((*j)->last_seq() == 1);
+}
+
 TEST_CASE("file backend: list skips what is not a readable run", "[file]") {
     env e;
     REQUIRE(await(e.store->create("ok", sample_meta())).has_value());
