@@ -63,8 +63,7 @@ async_subscription::~async_subscription() { unsubscribe(); }
 
 void async_subscription::unsubscribe() noexcept {
     if (!sub_) return;
-    natsSubscription_Unsubscribe(sub_);
-    natsSubscription_Destroy(sub_);
+    conns::retire_subscription(sub_);  // destroyed late: see there
     sub_ = nullptr;
 }
 

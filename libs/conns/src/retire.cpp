@@ -1,0 +1,83 @@
+// conns::retire_subscription: see connection.hpp for why a subscription is destroyed late.
+#include <fiskai/conns/connection.hpp>
+
+#include <nats/nats.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace fiskai::conns {
+
+namespace {
+
+using reaper_clock = std::chrono::steady_clock;
+constexpr auto destroy_after = std::chrono::seconds(1);
+
+// One thread per process destroys retired subscriptions once their second has passed, in
+// the order they were retired. Never destroyed itself: at exit what is still pending stays
+// reachable from here (so no leak is reported) and no thread is joined in an exit handler.
+// A forked child that retires one starts its own thread (the parent's is not in the child).
+class reaper {
+public:
+    void retire(natsSubscription* sub) {
+        const std::lock_guard lock(mutex_);
+        pending_.emplace_back(reaper_clock::now() + destroy_after, sub);
+        if (owner_ != ::getpid()) {
+            std::thread([this] { run(); }).detach();  // may throw: then the next retire tries again
+            owner_ = ::getpid();
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            if (pending_.empty()) {
+                wake_.wait(lock);
+                continue;
+            }
+            const auto due = pending_.front().first;
+            if (reaper_clock::now() < due) {
+                wake_.wait_until(lock, due);
+                continue;
+            }
+            natsSubscription* sub = pending_.front().second;
+            pending_.pop_front();
+            lock.unlock();
+            natsSubscription_Destroy(sub);
+            lock.lock();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::pair<reaper_clock::time_point, natsSubscription*>> pending_;
+    pid_t owner_ = 0;
+};
+
+reaper& the_reaper() {
+    static auto* r = new reaper;  // see reaper
+    return *r;
+}
+
+}  // namespace
+
+void retire_subscription(natsSubscription* sub) noexcept {
+    if (sub == nullptr) return;
+    natsSubscription_Unsubscribe(sub);
+    try {
+        the_reaper().retire(sub);
+    } catch (...) {
+        // No memory for the queue, or no thread yet: destroying now risks the race above;
+        // leaking one subscription does not.
+    }
+}
+
+}  // namespace fiskai::conns

@@ -1,0 +1,69 @@
+// conns::retire_subscription against a real nats-server: a subscription ended while
+// messages are arriving for it must not take the process down (Debian's nats.c 3.4.1 frees
+// it under the reader thread when it is destroyed at once: nats-io/nats.c#638).
+
+#include <fiskai/conns/connection.hpp>
+#include <fiskai/conns/embedded_broker.hpp>
+
+#include <nats/nats.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+using namespace fiskai::conns;
+
+namespace {
+
+std::atomic<long> delivered{0};
+
+void count(natsConnection*, natsSubscription*, natsMsg* msg, void*) {
+    delivered.fetch_add(1, std::memory_order_relaxed);
+    natsMsg_Destroy(msg);
+}
+
+}  // namespace
+
+TEST_CASE("subscriptions retired while messages flood in end without harm", "[conns][nats]") {
+    embedded_broker broker;
+    connect_options o;
+    o.name = connection_name("conns-retire-test");
+    auto publisher = connection::dial_url(broker.url(), o);
+    auto subscriber = connection::dial_url(broker.url(), o);
+
+    std::atomic<bool> stop{false};
+    std::thread flood([&] {
+        while (!stop.load()) natsConnection_PublishString(publisher->native_handle(), "retire.flood", "x");
+    });
+
+    constexpr int rounds = 300;
+    int retired = 0;
+    for (int i = 0; i < rounds; ++i) {
+        natsSubscription* sub = nullptr;
+        REQUIRE(natsConnection_Subscribe(&sub, subscriber->native_handle(), "retire.flood", count, nullptr) == NATS_OK);
+        // Retired only once messages are reaching it, so the reader is busy with this one.
+        const long before = delivered.load();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (delivered.load() == before && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        REQUIRE(delivered.load() > before);
+        retire_subscription(sub);
+        ++retired;
+    }
+    stop = true;
+    flood.join();
+    CHECK(retired == rounds);
+    // The subscriber still works: a new subscription gets its message.
+    natsSubscription* sync = nullptr;
+    REQUIRE(natsConnection_SubscribeSync(&sync, subscriber->native_handle(), "retire.after") == NATS_OK);
+    REQUIRE(natsConnection_FlushTimeout(subscriber->native_handle(), 2000) == NATS_OK);
+    REQUIRE(natsConnection_PublishString(publisher->native_handle(), "retire.after", "y") == NATS_OK);
+    REQUIRE(natsConnection_FlushTimeout(publisher->native_handle(), 2000) == NATS_OK);
+    natsMsg* got = nullptr;
+    REQUIRE(natsSubscription_NextMsg(&got, sync, 5000) == NATS_OK);
+    CHECK(std::string(natsMsg_GetData(got)) == "y");
+    natsMsg_Destroy(got);
+    retire_subscription(sync);
+}
