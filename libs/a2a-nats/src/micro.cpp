@@ -1,3 +1,4 @@
+#include <fiskai/conns/connection.hpp>
 #include <fiskai/a2a_nats/micro.hpp>
 
 #include "nats_util.hpp"
@@ -110,7 +111,7 @@ struct detail::endpoint_state {
     endpoint_state(std::shared_ptr<service_state> s, endpoint_config c, std::string q)
         : service(std::move(s)), config(std::move(c)), queue(std::move(q)), channel(service->executor, 1) {}
     ~endpoint_state() {
-        if (sub) natsSubscription_Destroy(sub);
+        conns::retire_subscription(sub);  // destroyed late: see there
     }
 
     std::size_t pending() const noexcept {

@@ -1,5 +1,6 @@
 #include "nats_util.hpp"
 
+#include <fiskai/conns/connection.hpp>
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/a2a_nats/error.hpp>
 #include <fiskai/a2a_nats/task_transport.hpp>
@@ -93,7 +94,7 @@ struct detail::task_transport_state : std::enable_shared_from_this<task_transpor
     task_transport_state(conns::connection& c, asio::any_io_executor ex, gocompat::logger l)
         : conn(&c), executor(std::move(ex)), log(std::move(l)), channel(executor, 1) {}
     ~task_transport_state() {
-        if (sub) natsSubscription_Destroy(sub);
+        conns::retire_subscription(sub);  // destroyed late: see there
         blocking.join();
     }
 

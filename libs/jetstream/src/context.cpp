@@ -396,9 +396,9 @@ asio::awaitable<result<std::vector<message>>> context::ordered_read(std::string 
             out.push_back(detail::copy_message(msg, true));
             natsMsg_Destroy(msg);
         }
-        // The ordered consumer is ephemeral and nats.c's own: unsubscribing removes it.
-        natsSubscription_Unsubscribe(sub);
-        natsSubscription_Destroy(sub);
+        // The ordered consumer is ephemeral and nats.c's own: unsubscribing removes it. Its
+        // messages may still be arriving: destroyed late (see conns::retire_subscription).
+        conns::retire_subscription(sub);
         if (failed) return failure;
         return out;
     };

@@ -1,3 +1,4 @@
+#include <fiskai/conns/connection.hpp>
 #include <fiskai/jetstream/context.hpp>
 #include <fiskai/jetstream/offload.hpp>
 
@@ -90,7 +91,7 @@ struct pull_subscription::impl {
     bool fetching = false;
 
     ~impl() {
-        if (sub) natsSubscription_Destroy(sub);
+        conns::retire_subscription(sub);  // destroyed late: see there
     }
 };
 
@@ -111,7 +112,7 @@ void pull_subscription::release() noexcept {
     impl_->released = true;
     // A fetch in flight still uses the subscription: it destroys it when it returns.
     if (!impl_->fetching && impl_->sub) {
-        natsSubscription_Destroy(impl_->sub);
+        conns::retire_subscription(impl_->sub);
         impl_->sub = nullptr;
     }
 }
@@ -138,7 +139,7 @@ asio::awaitable<result<std::vector<pulled_message>>> pull_subscription::fetch(in
                 if (list.Msgs[i]) natsMsg_Nak(list.Msgs[i], nullptr);
             }
             natsMsgList_Destroy(&list);
-            natsSubscription_Destroy(st->sub);
+            conns::retire_subscription(st->sub);
             st->sub = nullptr;
             return error{errc::cancelled, 0, "the pull subscription was released"};
         }

@@ -90,8 +90,7 @@ struct queue_channel::impl : std::enable_shared_from_this<queue_channel::impl> {
         unbound = true;
         sub.release();
         if (advisories) {
-            natsSubscription_Unsubscribe(advisories);
-            natsSubscription_Destroy(advisories);
+            conns::retire_subscription(advisories);  // destroyed late: see there
             advisories = nullptr;
         }
     }
