@@ -153,8 +153,9 @@ private:
     std::unique_ptr<connection> owned_;
 };
 
-// Ends a subscription the way every per-task subscription ends: unsubscribed at once (no
-// more deliveries), destroyed a second later by a background thread. Debian 12's nats.c
+// Ends a subscription the way every subscription this project opens ends: unsubscribed at
+// once (no more deliveries), destroyed a second later (at most a quarter more) by a
+// background thread. Debian 12's nats.c
 // (3.4.1) takes a message's subscription out of the connection's table and then locks it
 // without holding a reference (fixed in nats.c 3.6.0, nats-io/nats.c#638): a subscription
 // destroyed at that moment is freed under the reader thread, which then aborts the whole
