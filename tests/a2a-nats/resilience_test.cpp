@@ -1,12 +1,18 @@
 // Failures around a call: the serving peer vanishes mid-call, the calling peer vanishes
-// mid-call, and the broker restarts under a running service.
+// mid-call, and the broker restarts under a running service; task intakes closed under a
+// flood of requests.
 
 #include "nats_support.hpp"
+
+#include <fiskai/a2a_nats/task_transport.hpp>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <thread>
 
 using namespace nats_test;
 
@@ -112,4 +118,41 @@ TEST_CASE("the broker restarting mid-run: the service comes back and serves agai
     REQUIRE(card);
     CHECK(card->name == "svc");
     svc.stop(ioc);
+}
+
+// The intake's subscription ends through conns::retire_subscription: destroyed at once while
+// requests were arriving, Debian's nats.c 3.4.1 could free it under its reader thread and
+// abort the process (nats-io/nats.c#638), as a worker's shutdown under load would.
+TEST_CASE("task intakes closed while requests flood in end without harm", "[a2a-nats][resilience]") {
+    nats_env env;
+    natsConnection* peer = env.client_conn->native_handle();
+    std::atomic<bool> stop{false};
+    std::thread flood([&] {
+        while (!stop.load())
+            natsConnection_PublishRequestString(peer, "choria.fisk-ai.request.flooded", "_INBOX.flood", "{}");
+    });
+
+    constexpr int rounds = 100;
+    int closed = 0;
+    for (int i = 0; i < rounds; ++i) {
+        a2a_nats::task_transport intake(*env.server_conn, env.ioc.get_executor());
+        intake.open_intake("flooded");
+        // Closed only once requests are reaching it, so the reader thread is busy with it.
+        REQUIRE(run_until(env.ioc, [&] { return intake.pending() > 0; }));
+        ++closed;
+    }
+    stop = true;
+    flood.join();
+    CHECK(closed == rounds);
+
+    // The connection still takes requests: a new intake gets one.
+    a2a_nats::task_transport intake(*env.server_conn, env.ioc.get_executor());
+    intake.open_intake("after");
+    auto next = a2a_test::start(env.ioc, intake.next_request());
+    REQUIRE(natsConnection_PublishRequestString(peer, "choria.fisk-ai.request.after", "_INBOX.after", "{\"n\":1}") ==
+            NATS_OK);
+    REQUIRE(run_until(env.ioc, [&] { return next->has_value(); }));
+    REQUIRE(**next);
+    CHECK((**next)->reply == "_INBOX.after");
+    CHECK((**next)->data == "{\"n\":1}");
 }
