@@ -5,6 +5,9 @@
 
 #include <boost/json/parse.hpp>
 
+#include <atomic>
+#include <thread>
+
 using namespace nats_test;
 namespace micro = fiskai::a2a_nats::micro;
 
@@ -149,4 +152,39 @@ TEST_CASE("a micro service is reusable: endpoints of its own, pull-based, answer
     CHECK_FALSE(after);
     CHECK(parse_object(service->info_json()).at("endpoints").as_array().empty());
     service->stop();
+}
+
+// Endpoints come and go under load (a worker restarting its service while callers keep
+// sending). Closing drains the subscription before it is retired, so nats.c is done with it
+// by then; the task intake, which does not drain on destruction, has the sharper test in
+// resilience_test.cpp.
+TEST_CASE("micro endpoints closed while requests flood in end without harm", "[a2a-nats][micro]") {
+    nats_env env;
+    natsConnection* peer = env.client_conn->native_handle();
+    std::atomic<bool> stop{false};
+    std::thread flood([&] {
+        while (!stop.load()) natsConnection_PublishRequestString(peer, "demo.flooded", "_INBOX.flood", "x");
+    });
+
+    constexpr int rounds = 100;
+    int closed = 0;
+    for (int i = 0; i < rounds; ++i) {
+        auto service = std::make_shared<micro::service>(*env.server_conn, env.ioc.get_executor(),
+                                                        micro::service_config{"flooded", "1.0.0", "", {}, "q"});
+        auto ep = service->add_endpoint({"flooded", "demo.flooded", std::nullopt, {}});
+        // Closed only once requests are reaching it, so the reader thread is busy with it.
+        REQUIRE(run_until(env.ioc, [&] { return ep->pending() > 0; }));
+        ep.reset();
+        service.reset();
+        ++closed;
+    }
+    stop = true;
+    flood.join();
+    CHECK(closed == rounds);
+    // The connection still serves: a new service answers its PING.
+    micro::service after(*env.server_conn, env.ioc.get_executor(),
+                         micro::service_config{"after", "1.0.0", "", {}, "q"});
+    const auto pong = raw_request(env.ioc, *env.client_conn, "$SRV.PING.after", "");
+    REQUIRE(pong.status == NATS_OK);
+    CHECK(parse_object(pong.data).at("name") == "after");
 }
