@@ -155,8 +155,9 @@ TEST_CASE("a micro service is reusable: endpoints of its own, pull-based, answer
 }
 
 // Endpoints come and go under load (a worker restarting its service while callers keep
-// sending). Closing drains the subscription before it is retired, so nats.c is done with it
-// by then; the task intake, which does not drain on destruction, has the sharper test in
+// sending). Closing starts a drain (the server stops sending at once) well before the
+// subscription is retired, so this passes with an immediate destroy too; the task intake,
+// whose subscription goes microseconds after its unsubscribe, has the sharper test in
 // resilience_test.cpp.
 TEST_CASE("micro endpoints closed while requests flood in end without harm", "[a2a-nats][micro]") {
     nats_env env;
