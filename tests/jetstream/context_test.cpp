@@ -153,6 +153,31 @@ TEST_CASE("ordered reads return a subject filter's messages in stream order and 
     CHECK(gone.error().code == js::errc::not_found);
 }
 
+// An ordered read that stops before the filter's end leaves the consumer pushing the rest;
+// its subscription ends through conns::retire_subscription (nats-io/nats.c#638: see the
+// task intake's flood test in tests/a2a-nats, which crashes with an immediate destroy; this
+// one did not in 6 runs, the pushes being mostly in or mostly not yet in flight).
+TEST_CASE("ordered reads that stop early, with the rest still arriving, end without harm", "[jetstream][nats]") {
+    js_fixture f;
+    f.add_stream(sessions_spec());
+    for (int i = 1; i <= 2000; ++i) f.raw_publish("fisk.sessions.many." + std::to_string(i), std::to_string(i));
+    constexpr int rounds = 100;
+    int read = 0;
+    for (int i = 0; i < rounds; ++i) {
+        auto first = await(f.js.ordered_read("SESSIONS", "fisk.sessions.many.>", 1, 2s));
+        REQUIRE(first.has_value());
+        REQUIRE(first->size() == 1);
+        CHECK(first->front().data == "1");
+        ++read;
+    }
+    CHECK(read == rounds);
+    // The connection still reads: the whole filter, in order.
+    auto all = await(f.js.ordered_read("SESSIONS", "fisk.sessions.many.>", 2000, 2s));
+    REQUIRE(all.has_value());
+    REQUIRE(all->size() == 2000);
+    CHECK(all->back().data == "2000");
+}
+
 TEST_CASE("a pull subscription binds to an existing durable and settles messages", "[jetstream][nats]") {
     js_fixture f;
     fiskai::test::stream_spec work{"WORK", {"work.>"}, -1, false, false};
