@@ -1,4 +1,5 @@
-// conns::retire_subscription: see connection.hpp for why a subscription is destroyed late.
+// conns::retire_subscription, conns::retire_kv_watcher: see connection.hpp for why a
+// subscription (or a KV watcher, which owns one) is destroyed late.
 #include <fiskai/conns/connection.hpp>
 
 #include <nats/nats.h>
@@ -23,16 +24,16 @@ constexpr auto destroy_after = std::chrono::seconds(1);
 // switches a task on the CPU the next task runs on.
 constexpr auto batch_window = std::chrono::milliseconds(250);
 
-// One thread per process destroys retired subscriptions once their second has passed, in
-// the order they were retired. Never destroyed itself: at exit what is still pending stays
+// One thread per process destroys retired objects once their second has passed, in the
+// order they were retired. Never destroyed itself: at exit what is still pending stays
 // reachable from here (so no leak is reported) and no thread is joined in an exit handler.
 // A forked child that retires one starts its own thread (the parent's is not in the child).
 class reaper {
 public:
-    void retire(natsSubscription* sub) {
+    void retire(void* object, void (*destroy)(void*)) {
         const std::lock_guard lock(mutex_);
         const bool was_idle = pending_.empty();
-        pending_.emplace_back(reaper_clock::now() + destroy_after, sub);
+        pending_.push_back({reaper_clock::now() + destroy_after, object, destroy});
         if (owner_ != ::getpid()) {
             std::thread([this] { run(); }).detach();  // may throw: then the next retire tries again
             owner_ = ::getpid();
@@ -50,22 +51,27 @@ private:
                 wake_.wait(lock);
                 continue;
             }
-            const auto due = pending_.front().first;
+            const auto due = pending_.front().due;
             if (reaper_clock::now() < due) {
                 wake_.wait_until(lock, due + batch_window);
                 continue;
             }
-            natsSubscription* sub = pending_.front().second;
+            const retired r = pending_.front();
             pending_.pop_front();
             lock.unlock();
-            natsSubscription_Destroy(sub);
+            r.destroy(r.object);
             lock.lock();
         }
     }
 
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<std::pair<reaper_clock::time_point, natsSubscription*>> pending_;
+    struct retired {
+        reaper_clock::time_point due;
+        void* object;
+        void (*destroy)(void*);
+    };
+    std::deque<retired> pending_;
     pid_t owner_ = 0;
 };
 
@@ -80,10 +86,20 @@ void retire_subscription(natsSubscription* sub) noexcept {
     if (sub == nullptr) return;
     natsSubscription_Unsubscribe(sub);
     try {
-        the_reaper().retire(sub);
+        the_reaper().retire(sub, [](void* s) { natsSubscription_Destroy(static_cast<natsSubscription*>(s)); });
     } catch (...) {
         // No memory for the queue, or no thread yet: destroying now risks the race above;
         // leaking one subscription does not.
+    }
+}
+
+void retire_kv_watcher(kvWatcher* watcher) noexcept {
+    if (watcher == nullptr) return;
+    kvWatcher_Stop(watcher);  // unsubscribes its subscription; idempotent
+    try {
+        the_reaper().retire(watcher, [](void* w) { kvWatcher_Destroy(static_cast<kvWatcher*>(w)); });
+    } catch (...) {
+        // As for a subscription: leaked rather than destroyed under the reader.
     }
 }
 

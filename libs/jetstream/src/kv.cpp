@@ -1,3 +1,4 @@
+#include <fiskai/conns/connection.hpp>
 #include <fiskai/jetstream/context.hpp>
 #include <fiskai/jetstream/offload.hpp>
 
@@ -203,6 +204,9 @@ asio::awaitable<result<kv_status>> kv_bucket::status() {
     co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
+// How long the reader thread waits for an update before it looks whether stop() was called.
+constexpr milliseconds reader_wait{100};
+
 // The watcher's two halves: what the io thread touches (the queue and the timer that
 // wakes a waiting next()), and what the reader thread shares with stop().
 struct kv_watcher::impl {
@@ -232,12 +236,17 @@ kv_watcher& kv_watcher::operator=(kv_watcher&& other) noexcept {
 
 void kv_watcher::stop() noexcept {
     if (!impl_) return;
-    auto& r = *impl_->shared;
-    std::lock_guard lock(r.mu);
-    if (r.stopped) return;
-    r.stopped = true;
-    // Wakes the reader's kvWatcher_Next at once (it unsubscribes).
-    if (r.watcher) kvWatcher_Stop(r.watcher);
+    {
+        auto& r = *impl_->shared;
+        std::lock_guard lock(r.mu);
+        if (r.stopped) return;
+        r.stopped = true;
+    }
+    // The reader thread notices within one of its short waits and ends the nats.c watcher
+    // itself. Stopping it from here instead would race its kvWatcher_Next: nats.c 3.4.1
+    // drops (and leaks) a message that Next took as the watcher stopped.
+    if (!impl_->ended) impl_->ended = error{errc::cancelled, 0, "the watcher was stopped"};
+    impl_->wake.cancel();
 }
 
 asio::awaitable<result<watch_event>> kv_watcher::next(milliseconds wait) {
@@ -277,7 +286,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
     auto st = std::make_shared<kv_watcher::impl>(ex);
     st->shared->watcher = *made;
     // The reader keeps the io context's work count up until it ends, so what it posts
-    // always has a context to run on; stop() ends it within one wake.
+    // always has a context to run on; stop() ends it within one wait (reader_wait).
     auto tracked = asio::prefer(ex, asio::execution::outstanding_work.tracked);
     // The reader thread never owns the io side (its timer belongs to the io thread): it
     // posts events that find it through a weak pointer, on the io thread.
@@ -298,7 +307,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
                 if (r->stopped) break;
             }
             kvEntry* e = nullptr;
-            const natsStatus s = kvWatcher_Next(&e, r->watcher, 1000);
+            const natsStatus s = kvWatcher_Next(&e, r->watcher, reader_wait.count());
             if (s == NATS_TIMEOUT) continue;
             if (s != NATS_OK) {
                 bool stopped = false;
@@ -326,7 +335,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
         }
         {
             std::lock_guard lock(r->mu);
-            kvWatcher_Destroy(r->watcher);
+            conns::retire_kv_watcher(r->watcher);  // destroyed late: see there
             r->watcher = nullptr;
         }
         // The io context's work count drops last: once it does, the context may be gone.

@@ -21,6 +21,7 @@
 extern "C" {
 typedef struct __natsConnection natsConnection;
 typedef struct __natsSubscription natsSubscription;
+typedef struct __kvWatcher kvWatcher;
 }
 
 namespace fiskai::conns {
@@ -162,5 +163,8 @@ private:
 // process. The reader is past that point within microseconds; the second is the margin.
 // nats.c's subscriptions hold their connection, so a connection closed meanwhile is fine.
 void retire_subscription(natsSubscription* sub) noexcept;
+// The same for a KV watcher (nats.c's, which owns a subscription): stopped at once,
+// destroyed a second later.
+void retire_kv_watcher(kvWatcher* watcher) noexcept;
 
 }  // namespace fiskai::conns
