@@ -80,27 +80,27 @@ reaper& the_reaper() {
     return *r;
 }
 
+// Queues `object` for `destroy` a second from now. Without memory for the queue or a
+// thread, it is leaked instead: destroying it now risks the race in connection.hpp, and
+// leaking one does not.
+void hand_to_reaper(void* object, void (*destroy)(void*)) noexcept {
+    try {
+        the_reaper().retire(object, destroy);
+    } catch (...) {}
+}
+
 }  // namespace
 
 void retire_subscription(natsSubscription* sub) noexcept {
     if (sub == nullptr) return;
     natsSubscription_Unsubscribe(sub);
-    try {
-        the_reaper().retire(sub, [](void* s) { natsSubscription_Destroy(static_cast<natsSubscription*>(s)); });
-    } catch (...) {
-        // No memory for the queue, or no thread yet: destroying now risks the race above;
-        // leaking one subscription does not.
-    }
+    hand_to_reaper(sub, [](void* s) { natsSubscription_Destroy(static_cast<natsSubscription*>(s)); });
 }
 
 void retire_kv_watcher(kvWatcher* watcher) noexcept {
     if (watcher == nullptr) return;
     kvWatcher_Stop(watcher);  // unsubscribes its subscription; idempotent
-    try {
-        the_reaper().retire(watcher, [](void* w) { kvWatcher_Destroy(static_cast<kvWatcher*>(w)); });
-    } catch (...) {
-        // As for a subscription: leaked rather than destroyed under the reader.
-    }
+    hand_to_reaper(watcher, [](void* w) { kvWatcher_Destroy(static_cast<kvWatcher*>(w)); });
 }
 
 }  // namespace fiskai::conns

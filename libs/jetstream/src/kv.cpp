@@ -204,8 +204,14 @@ asio::awaitable<result<kv_status>> kv_bucket::status() {
     co_return co_await offload(impl_->ctx->blocking, std::move(call));
 }
 
+namespace {
+
 // How long the reader thread waits for an update before it looks whether stop() was called.
 constexpr milliseconds reader_wait{100};
+
+error stopped_error() { return error{errc::cancelled, 0, "the watcher was stopped"}; }
+
+}  // namespace
 
 // The watcher's two halves: what the io thread touches (the queue and the timer that
 // wakes a waiting next()), and what the reader thread shares with stop().
@@ -245,7 +251,7 @@ void kv_watcher::stop() noexcept {
     // The reader thread notices within one of its short waits and ends the nats.c watcher
     // itself. Stopping it from here instead would race its kvWatcher_Next: nats.c 3.4.1
     // drops (and leaks) a message that Next took as the watcher stopped.
-    if (!impl_->ended) impl_->ended = error{errc::cancelled, 0, "the watcher was stopped"};
+    if (!impl_->ended) impl_->ended = stopped_error();
     impl_->wake.cancel();
 }
 
@@ -315,7 +321,7 @@ asio::awaitable<result<kv_watcher>> kv_bucket::watch(std::string keys, watch_opt
                     std::lock_guard lock(r->mu);
                     stopped = r->stopped;
                 }
-                error why = stopped ? error{errc::cancelled, 0, "the watcher was stopped"} : detail::make_error(s);
+                error why = stopped ? stopped_error() : detail::make_error(s);
                 deliver([why](kv_watcher::impl& io) { io.ended = why; });
                 break;
             }

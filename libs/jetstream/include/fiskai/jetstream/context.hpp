@@ -231,6 +231,8 @@ public:
     // The next event, waiting at most `wait`: errc::timed_out when none came, errc::cancelled
     // after stop(), or the error that ended the watch (then every later call returns it).
     boost::asio::awaitable<result<watch_event>> next(milliseconds wait);
+    // On the executor the watch was started on, as next(): a waiting next() returns
+    // cancelled at once; the reader thread ends nats.c's watcher within 100 ms.
     void stop() noexcept;
 
 private:
