@@ -1,12 +1,10 @@
 // The NATS micro protocol as a peer sees it: `$SRV.PING|INFO|STATS` in all three forms,
 // the JSON shapes of ADR-32, and error replies in the two headers.
 
+#include "nats_flood.hpp"
 #include "nats_support.hpp"
 
 #include <boost/json/parse.hpp>
-
-#include <atomic>
-#include <thread>
 
 using namespace nats_test;
 namespace micro = fiskai::a2a_nats::micro;
@@ -162,10 +160,7 @@ TEST_CASE("a micro service is reusable: endpoints of its own, pull-based, answer
 TEST_CASE("micro endpoints closed while requests flood in end without harm", "[a2a-nats][micro]") {
     nats_env env;
     natsConnection* peer = env.client_conn->native_handle();
-    std::atomic<bool> stop{false};
-    std::thread flood([&] {
-        while (!stop.load()) natsConnection_PublishRequestString(peer, "demo.flooded", "_INBOX.flood", "x");
-    });
+    fiskai::test::nats_flood flood(peer, "demo.flooded", "x", "_INBOX.flood");
 
     constexpr int rounds = 100;
     int closed = 0;
@@ -179,8 +174,7 @@ TEST_CASE("micro endpoints closed while requests flood in end without harm", "[a
         service.reset();
         ++closed;
     }
-    stop = true;
-    flood.join();
+    flood.stop();
     CHECK(closed == rounds);
     // The connection still serves: a new service answers its PING.
     micro::service after(*env.server_conn, env.ioc.get_executor(),

@@ -2,6 +2,7 @@
 // mid-call, and the broker restarts under a running service; task intakes closed under a
 // flood of requests.
 
+#include "nats_flood.hpp"
 #include "nats_support.hpp"
 
 #include <fiskai/a2a_nats/task_transport.hpp>
@@ -10,9 +11,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <atomic>
-#include <thread>
 
 using namespace nats_test;
 
@@ -126,11 +124,7 @@ TEST_CASE("the broker restarting mid-run: the service comes back and serves agai
 TEST_CASE("task intakes closed while requests flood in end without harm", "[a2a-nats][resilience]") {
     nats_env env;
     natsConnection* peer = env.client_conn->native_handle();
-    std::atomic<bool> stop{false};
-    std::thread flood([&] {
-        while (!stop.load())
-            natsConnection_PublishRequestString(peer, "choria.fisk-ai.request.flooded", "_INBOX.flood", "{}");
-    });
+    fiskai::test::nats_flood flood(peer, "choria.fisk-ai.request.flooded", "{}", "_INBOX.flood");
 
     constexpr int rounds = 100;
     int closed = 0;
@@ -141,8 +135,7 @@ TEST_CASE("task intakes closed while requests flood in end without harm", "[a2a-
         REQUIRE(run_until(env.ioc, [&] { return intake.pending() > 0; }));
         ++closed;
     }
-    stop = true;
-    flood.join();
+    flood.stop();
     CHECK(closed == rounds);
 
     // The connection still takes requests: a new intake gets one.

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "nats_flood.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -34,10 +36,7 @@ TEST_CASE("subscriptions retired while messages flood in end without harm", "[co
     auto publisher = connection::dial_url(broker.url(), o);
     auto subscriber = connection::dial_url(broker.url(), o);
 
-    std::atomic<bool> stop{false};
-    std::thread flood([&] {
-        while (!stop.load()) natsConnection_PublishString(publisher->native_handle(), "retire.flood", "x");
-    });
+    fiskai::test::nats_flood flood(publisher->native_handle(), "retire.flood", "x");
 
     constexpr int rounds = 300;
     int retired = 0;
@@ -52,8 +51,7 @@ TEST_CASE("subscriptions retired while messages flood in end without harm", "[co
         retire_subscription(sub);
         ++retired;
     }
-    stop = true;
-    flood.join();
+    flood.stop();
     CHECK(retired == rounds);
     // The subscriber still works: a new subscription gets its message.
     natsSubscription* sync = nullptr;

@@ -6,14 +6,11 @@
 
 #include "async_test.hpp"
 #include "js_fixture.hpp"
+#include "nats_flood.hpp"
 
 #include <boost/asio/this_coro.hpp>
 
 #include <catch2/catch.hpp>
-
-#include <atomic>
-#include <string>
-#include <thread>
 
 namespace asio = boost::asio;
 namespace js = fiskai::jetstream;
@@ -212,14 +209,7 @@ TEST_CASE("kv: watches stopped while another writer keeps updating the keyspace 
     js_fixture f;
     f.add_kv("mem");
     auto writer = fiskai::conns::connection::dial_url(f.broker.url(), fiskai::test::js_test_connect_options());
-    std::atomic<bool> stop{false};
-    std::thread flood([&] {
-        long n = 0;
-        while (!stop.load()) {
-            const std::string v = std::to_string(++n);
-            natsConnection_PublishString(writer->native_handle(), "$KV.mem.flood.k", v.c_str());
-        }
-    });
+    fiskai::test::nats_flood flood(writer->native_handle(), "$KV.mem.flood.k", "v");
     constexpr int rounds = 100;
     int stopped = 0;
     auto body = [&]() -> asio::awaitable<void> {
@@ -243,8 +233,7 @@ TEST_CASE("kv: watches stopped while another writer keeps updating the keyspace 
         }
     };
     await(body());
-    stop = true;
-    flood.join();
+    flood.stop();
     CHECK(stopped == rounds);
     // The connection still watches: a new watch reaches its marker.
     auto after = [&]() -> asio::awaitable<void> {
