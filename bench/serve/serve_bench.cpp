@@ -11,6 +11,10 @@
 //    request-reply round trip) and the flush that confirms the task's subscriptions before
 //    the ack (one PING/PONG, serve.md section 6.10).
 //
+// The 1-worker row is also run without events (`stream: false`, the ack and the terminal
+// only), in the same batches: the floor counts no event, and the difference is what a task's
+// seven events cost it on a machine where every process shares the cores.
+//
 // "Workers" is expose.agent.workers: the slots of one process (serve.md §5.1). The fleet row
 // runs 4 processes of 1 slot in one queue group instead.
 //
@@ -236,13 +240,18 @@ int main(int argc, char** argv) {
         const auto bodies = logged_bodies(f.dir() / "llm.jsonl");
         const double records = records_per_session(f.runs());
         nats_floor hops_floor(f.nats_url());
-        fb::drive_figures one;
+        fb::drive_figures one, quiet;
         std::vector<double> llm, spawn, sync, create, hops, flush;
         for (int done = 0; done < tasks; done += batch) {
             auto d = fb::drive_a2a(*nats, batch, 1);
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             append(one.latency_ms, d.latency_ms);
             one.seconds += d.seconds;
+            // The same tasks without events: what the seven events of a task cost the p50.
+            auto q = fb::drive_a2a(*nats, batch, 1, false);
+            if (q.failed) fmt::print("  {} tasks failed; first: {}\n", q.failed, q.first_failure);
+            append(quiet.latency_ms, q.latency_ms);
+            quiet.seconds += q.seconds;
             append(llm, llm_floor_ms(f.llm_url(), bodies, batch));
             append(spawn, spawn_floor_ms(argv[3], batch));
             append(sync, fdatasync_floor_ms(f.runs(), batch));
@@ -259,6 +268,7 @@ int main(int argc, char** argv) {
         const std::vector<shape> shapes = {{1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
                                            {4, 1, 4, "4 processes (one queue group), workers: 1 each, 4 in flight"}};
         std::vector<row_figures> rows{figures(one)};
+        const row_figures quiet_row = figures(quiet);
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
             (void)fb::drive_a2a(*nats, 4, 1);
@@ -277,6 +287,8 @@ int main(int argc, char** argv) {
         fmt::print("\n  {:<64} {:>9} {:>9} {:>9}\n", "", "p50 ms", "p90 ms", "tasks/s");
         fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", "1 process, workers: 1, 1 task in flight", rows[0].p50,
                    rows[0].p90, rows[0].per_s);
+        fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", "  the same without events (stream: false)", quiet_row.p50,
+                   quiet_row.p90, quiet_row.per_s);
         for (std::size_t i = 0; i < shapes.size(); ++i) {
             fmt::print("  {:<64} {:>9.2f} {:>9.2f} {:>9.1f}\n", shapes[i].name, rows[i + 1].p50, rows[i + 1].p90,
                        rows[i + 1].per_s);
@@ -291,7 +303,8 @@ int main(int argc, char** argv) {
         fmt::print("    {:<62} {:>9.2f} ms\n", "NATS: request to the worker + terminal back (1 round trip)", hops_p50);
         fmt::print("    {:<62} {:>9.2f} ms\n", "NATS: the flush before the ack (1 PING/PONG)", flush_p50);
         fmt::print("    {:<62} {:>9.2f} ms  = {:.0f} tasks/s one at a time\n", "sum", floor, 1000.0 / floor);
-        fmt::print("\n  1 worker p50 = {:.2f}x the floor (goal <= 1.5x)\n", rows[0].p50 / floor);
+        fmt::print("\n  1 worker p50 = {:.2f}x the floor (goal <= 1.5x); without events {:.2f}x\n", rows[0].p50 / floor,
+                   quiet_row.p50 / floor);
         // The sum this bench printed before 2026-12-02 (every record as an append to an existing
         // file, no flush), kept beside it so figures taken then stay comparable.
         const double appends_only = llm_p50 + spawn_p50 + records * sync_p50 + hops_p50;

@@ -211,8 +211,9 @@ struct drive_figures {
 };
 
 // `tasks` one-tool tasks, `in_flight` at a time, each through its own task_caller on one
-// connection and one io_context thread (as `fisk-ai-a2a ask` runs one).
-inline drive_figures drive_a2a(conns::connection& nats, int tasks, int in_flight) {
+// connection and one io_context thread (as `fisk-ai-a2a ask` runs one). `stream` false asks
+// for no events (the request's `stream: false`): the ack and the terminal only.
+inline drive_figures drive_a2a(conns::connection& nats, int tasks, int in_flight, bool stream = true) {
     namespace asio = boost::asio;
     asio::io_context ioc;
     drive_figures out;
@@ -226,6 +227,7 @@ inline drive_figures drive_a2a(conns::connection& nats, int tasks, int in_flight
             o.prompt = bench_prompt;
             o.accept_timeout = std::chrono::seconds(120);
             o.idle_timeout = std::chrono::seconds(120);
+            if (!stream) o.stream = false;
             a2a_nats::task_caller caller(nats, ioc.get_executor(), std::move(o));
             const auto t = bench_clock::now();
             std::string failure;
