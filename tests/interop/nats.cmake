@@ -16,4 +16,11 @@ if(NODE_EXECUTABLE AND NATS_SERVER_EXECUTABLE AND TARGET fisk-ai-serve AND TARGE
   set_tests_properties(interop.serve_task_flow PROPERTIES
     LABELS "interop;nats" TIMEOUT 180
     ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
+  # A seeded hostile sweep of the same flow: mutated requests and control messages, then the
+  # reply sets, the worker's answers and its sanitizer log checked.
+  add_test(NAME interop.serve_hostile
+    COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/serve_hostile.test.mjs)
+  set_tests_properties(interop.serve_hostile PROPERTIES
+    LABELS "interop;nats" TIMEOUT 300
+    ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
 endif()
