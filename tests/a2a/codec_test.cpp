@@ -420,3 +420,16 @@ TEST_CASE("a2a.codec: times: RFC 3339 in, RFC 3339 out with the fraction trimmed
     CHECK(now.to_string().ends_with("Z"));
     CHECK(timestamp::parse(now.to_string()) == now);
 }
+
+TEST_CASE("a2a.codec: the task a body names is read from JSON that is no valid message", "[a2a][codec]") {
+    CHECK(request_named_by(R"({"request":"T1","sequence":"one"})") == "T1");
+    // Read as decode() reads JSON: an unpaired surrogate escape elsewhere does not hide it.
+    CHECK(request_named_by(R"({"time":"\ud800","request":"T2"})") == "T2");
+    CHECK(request_named_by(R"({"request":7})").empty());
+    CHECK(request_named_by(R"(["request","T3"])").empty());
+    CHECK(request_named_by(R"({"request":"T4")").empty());
+    CHECK(request_named_by("").empty());
+    // Nothing is read past the size cap.
+    std::string big = R"({"request":"T5","prompt":")" + std::string(max_message_size, 'x') + R"("})";
+    CHECK(request_named_by(big).empty());
+}

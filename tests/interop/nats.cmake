@@ -23,4 +23,10 @@ if(NODE_EXECUTABLE AND NATS_SERVER_EXECUTABLE AND TARGET fisk-ai-serve AND TARGE
   set_tests_properties(interop.serve_hostile PROPERTIES
     LABELS "interop;nats" TIMEOUT 300
     ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
+  # The same for the queue channel: hostile jobs on a JetStream work queue (docs/queue.md).
+  add_test(NAME interop.queue_hostile
+    COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/queue_hostile.test.mjs)
+  set_tests_properties(interop.queue_hostile PROPERTIES
+    LABELS "interop;nats" TIMEOUT 300
+    ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
 endif()

@@ -9,20 +9,13 @@
 // environment replay or widen a run; a failure prints the seed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createInbox, headers as natsHeaders } from 'nats';
+import { crashMarks, freePort, serveBinaries, start, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
 
-const SERVE_BIN = process.env.FISK_AI_SERVE;
-const DEMO_BIN = process.env.FISK_DEMO;
-const FAKE_LLM_BIN = process.env.FISKAI_FAKE_LLM;
-const NATS_SERVER = process.env.NATS_SERVER || 'nats-server';
-if (!SERVE_BIN || !DEMO_BIN || !FAKE_LLM_BIN) {
-  throw new Error('set FISK_AI_SERVE, FISK_DEMO and FISKAI_FAKE_LLM to the built binaries');
-}
+const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
 const SEED = Number(process.env.SEED || 20261202);
 const ROUNDS = Number(process.env.ROUNDS || 400);
 
@@ -32,43 +25,8 @@ const MAX_PAYLOAD = 1024 * 1024;  // nats-server's default: a larger publish is 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-// mulberry32 (32-bit integer arithmetic throughout): the same seed gives the same sweep.
-let state = SEED >>> 0;
-const rnd = () => {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const pick = (items) => items[Math.floor(rnd() * items.length)];
-const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const newId = () => Array.from({ length: 27 }, () => B62[Math.floor(rnd() * 62)]).join('');
-
-async function waitFor(predicate, ms, what) {
-  const end = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-function start(cmd, args, env, pattern) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const ready = waitFor(() => pattern.test(out) || child.exitCode !== null, 60000, `${cmd} to start`)
-    .then(() => { if (!pattern.test(out)) throw new Error(`${cmd} did not start:\n${out}`); });
-  return { child, ready, exited, output: () => out };
-}
+const { rnd, pick, newId, mutate: mutateWith, mangle } = sweep(SEED);
+const mutate = (obj) => mutateWith(obj, ['extra', 'must_understand', 'text', 'block', 'accepted', 'decision', 'question_id', 'budget', 'stream']);
 
 function header(protocol, id, task, sequence) {
   return {
@@ -93,42 +51,6 @@ const script = {
   ],
 };
 
-// What a hostile caller could put in a field.
-const oddValue = () => pick([
-  null, true, false, 0, -1, 1e308, -1e308, 2 ** 63, 1.5, '', ' ', 'x'.repeat(rnd() < 0.1 ? 700000 : 5000), '\u0000',
-  '\ud800', '💥'.repeat(100), '../../etc/passwd', 'a.b.*.>', '>', '*', [], [1, 2], {}, { a: { b: { c: [] } } },
-  '2026-13-45T99:99:99Z', '1s', '-5s', '99999999h', 'once', 'run', 'deny', newId(), 'choria.fisk-ai.cancel.demo.x',
-]);
-
-function mutate(obj, depth = 0) {
-  if (obj === null || typeof obj !== 'object' || depth > 3) return oddValue();
-  const keys = Object.keys(obj);
-  const r = rnd();
-  if (r < 0.15 && keys.length) { delete obj[pick(keys)]; return obj; }
-  if (r < 0.25) {
-    obj[pick(['extra', 'must_understand', 'text', 'block', 'accepted', 'decision', 'question_id', 'budget', 'stream'])] = oddValue();
-    return obj;
-  }
-  if (!keys.length) return oddValue();
-  const k = pick(keys);
-  obj[k] = rnd() < 0.6 ? oddValue() : mutate(obj[k], depth + 1);
-  return obj;
-}
-
-function mangle(text) {
-  const b = Buffer.from(text);
-  const r = rnd();
-  if (r < 0.3) return b.subarray(0, Math.floor(rnd() * b.length));
-  if (r < 0.6) {
-    for (let i = 0; i < 1 + rnd() * 5; i++) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
-    return b;
-  }
-  if (r < 0.7) return Buffer.from('['.repeat(100000));
-  if (r < 0.8) return Buffer.from('{"a":'.repeat(5000) + '1' + '}'.repeat(5000));
-  if (r < 0.9) return Buffer.concat([b, Buffer.from([0xff, 0xfe, 0x00])]);
-  return Buffer.from(text.replace('"prompt"', '"prompt":"a","prompt"'));
-}
-
 let dir, nats, fake, worker, nc;
 
 before(async () => {
@@ -138,27 +60,9 @@ before(async () => {
   await nats.ready;
   mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
   writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url: `nats://127.0.0.1:${port}` }));
-  writeFileSync(join(dir, 'script.json'), JSON.stringify(script));
-  fake = start(FAKE_LLM_BIN, ['--script', join(dir, 'script.json'), '--port', '0', '--exit-with-parent'], {},
-    /listening on 127\.0\.0\.1:\d+/);
-  await fake.ready;
-  const llmPort = fake.output().match(/listening on 127\.0\.0\.1:(\d+)/)[1];
-  writeFileSync(join(dir, 'serve.yaml'), `identity: ${IDENTITY}
-application_path: ${JSON.stringify(DEMO_BIN)}
-nats_context: fleet
-system_prompt: You operate the fisk-demo tool.
-llm:
-  provider: anthropic
-  model: fake
-  base_url: http://127.0.0.1:${llmPort}
-harness:
-  human_in_the_loop:
-    enabled: true
-  sessions:
-    backend: file
-    options:
-      directory: ${JSON.stringify(join(dir, 'runs'))}
-expose:
+  let llmPort;
+  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
+  writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs'), { humanInTheLoop: true }) + `expose:
   agent:
     workers: 8
     a2a:
@@ -294,7 +198,5 @@ test(`hostile requests and control messages leave every reply set whole and the 
   const { code } = await worker.exited;
   const log = worker.output();
   assert.equal(code, 0, log.slice(-3000));
-  for (const pattern of [/AddressSanitizer/, /LeakSanitizer/, /runtime error:/, /terminate called/]) {
-    assert.doesNotMatch(log, pattern);
-  }
+  for (const mark of crashMarks) assert.doesNotMatch(log, mark);
 });

@@ -5,53 +5,20 @@
 // `conversation` = the session id derived as §5.6 says (recomputed here), exactly one terminal.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createInbox, nuid } from 'nats';
+import { freePort, serveBinaries, start, startFakeModel, waitFor, workerConfig } from './serve_harness.mjs';
 
-const SERVE_BIN = process.env.FISK_AI_SERVE;
-const DEMO_BIN = process.env.FISK_DEMO;
-const FAKE_LLM_BIN = process.env.FISKAI_FAKE_LLM;
-const NATS_SERVER = process.env.NATS_SERVER || 'nats-server';
-if (!SERVE_BIN || !DEMO_BIN || !FAKE_LLM_BIN) {
-  throw new Error('set FISK_AI_SERVE, FISK_DEMO and FISKAI_FAKE_LLM to the built binaries');
-}
+const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
 
 const IDENTITY = 'demo';
 const CALLER = 'js-caller';
 const P = 'io.choria.fisk-ai.v1.';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-async function waitFor(predicate, ms, what) {
-  const end = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// A child whose output is collected; `ready` resolves once `pattern` appears in it.
-function start(cmd, args, env, pattern) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const ready = waitFor(() => pattern.test(out) || child.exitCode !== null, 30000, `${cmd} to start`)
-    .then(() => { if (!pattern.test(out)) throw new Error(`${cmd} did not start:\n${out}`); });
-  return { child, ready, exited, output: () => out };
-}
 
 // §5.6: a2a session ids are derived from (identity, sender, task), never taken from the caller.
 function sessionId(task) {
@@ -107,28 +74,10 @@ before(async () => {
   mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
   writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url: `nats://127.0.0.1:${port}` }));
 
-  writeFileSync(join(dir, 'script.json'), JSON.stringify(script));
-  fake = start(FAKE_LLM_BIN, ['--script', join(dir, 'script.json'), '--port', '0', '--log', join(dir, 'llm.jsonl'), '--exit-with-parent'],
-    {}, /fake-llm listening on 127\.0\.0\.1:\d+/);
-  await fake.ready;
-  const llmPort = fake.output().match(/listening on 127\.0\.0\.1:(\d+)/)[1];
+  let llmPort;
+  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
 
-  writeFileSync(join(dir, 'serve.yaml'), `identity: ${IDENTITY}
-application_path: ${JSON.stringify(DEMO_BIN)}
-nats_context: fleet
-system_prompt: You operate the fisk-demo tool.
-llm:
-  provider: anthropic
-  model: fake
-  base_url: http://127.0.0.1:${llmPort}
-harness:
-  human_in_the_loop:
-    enabled: true
-  sessions:
-    backend: file
-    options:
-      directory: ${JSON.stringify(join(dir, 'runs'))}
-expose:
+  writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs'), { humanInTheLoop: true }) + `expose:
   agent:
     workers: 2
     a2a:

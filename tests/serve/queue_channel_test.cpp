@@ -72,6 +72,34 @@ TEST_CASE("queue: invalid jobs are terminated with their error stored; an oversi
     CHECK(w.llm_requests() == 0);
 }
 
+TEST_CASE("queue: an invalid job is answered under the task its body names, and never replaces an answer",
+          "[serve][queue][nats]") {
+    world w;
+    worker a(w, w.logged_options());
+    // No Nats-Msg-Id: the body's own request names the task.
+    const std::string bad_sequence = R"({"protocol":"io.choria.fisk-ai.v1.request","id":"OWN1","request":"OWN1",)"
+                                     R"("sequence":"one","prompt":"hello"})";
+    w.nats.raw_publish("choria.fisk-ai.work.svc", bad_sequence);
+    auto own = w.answer("OWN1");
+    REQUIRE(own);
+    CHECK(stored_as<a2a::task_error>(*own).code == "invalid_request");
+
+    // A task answered, then a malformed job naming it under another Nats-Msg-Id (a producer's
+    // bad retry): the job is terminated and the answer stays as it was.
+    w.enqueue("Q2", "hello there");
+    auto good = w.answer("Q2");
+    REQUIRE(good);
+    REQUIRE(w.until([&] { return w.stream().state.msgs == 0; }));
+    w.nats.raw_publish("choria.fisk-ai.work.svc", R"({"request":"Q2","prompt":7})", "Q2-retry");
+    // Terminated only after its answer was settled: once the stream is empty, the store is decided.
+    REQUIRE(w.until([&] { return w.stream().state.msgs == 0; }));
+    auto still = w.answer("Q2");
+    REQUIRE(still);
+    CHECK(still->revision == good->revision);
+    CHECK(stored_as<a2a::task_result>(*still).text == "first answer");
+    CHECK(w.logged_count("queue: kept the answer already stored for the invalid job's task task=Q2") == 1);
+}
+
 TEST_CASE("queue: heartbeats keep a job past its 3 s ack wait on one worker", "[serve][queue][nats]") {
     world w(provision{3s});
     worker a(w, w.options(3s));

@@ -79,6 +79,24 @@ TEST_CASE("queue rules: invalid jobs name their task when one can be read", "[se
         CHECK(std::get<rules::invalid_job>(d).task == "BAD1");
         CHECK_FALSE(std::get<rules::invalid_job>(d).error.empty());
     }
+    SECTION("JSON that is not a valid request: its own request names the task, before the Nats-Msg-Id") {
+        auto d = rules::decode_job(R"({"protocol":"io.choria.fisk-ai.v1.request","request":"OWN1","sequence":"x"})",
+                                   std::string("HDR1"), "svc", {});
+        REQUIRE(std::holds_alternative<rules::invalid_job>(d));
+        CHECK(std::get<rules::invalid_job>(d).task == "OWN1");
+        // An unpaired surrogate escape in another field (Go reads it as U+FFFD) hides nothing.
+        auto e = rules::decode_job(R"({"request":"OWN3","time":"\ud800"})", std::string("HDR1"), "svc", {});
+        REQUIRE(std::holds_alternative<rules::invalid_job>(e));
+        CHECK(std::get<rules::invalid_job>(e).task == "OWN3");
+    }
+    SECTION("a request that is no key, or not a string, leaves the Nats-Msg-Id") {
+        for (const char* body :
+             {R"({"request":"a.b>"})", R"({"request":7})", R"(["request","OWN2"])", R"({"request":""})"}) {
+            auto d = rules::decode_job(body, std::string("HDR2"), "svc", {});
+            REQUIRE(std::holds_alternative<rules::invalid_job>(d));
+            CHECK(std::get<rules::invalid_job>(d).task == "HDR2");
+        }
+    }
     SECTION("a hostile Nats-Msg-Id is not a key") {
         auto d = rules::decode_job("not json", std::string("a.b>"), "svc", {});
         REQUIRE(std::holds_alternative<rules::invalid_job>(d));

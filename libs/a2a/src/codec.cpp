@@ -736,6 +736,14 @@ result<message> decode(std::string_view body) {
     return detail::decode_document(parsed.doc.get_object(), body, *index);
 }
 
+std::string request_named_by(std::string_view body) {
+    detail::parsed_body parsed;
+    if (!detail::parse_body(body, parsed) || !parsed.doc.is_object()) return {};
+    const auto* request = parsed.doc.get_object().if_contains("request");
+    if (request == nullptr || !request->is_string()) return {};
+    return std::string(request->get_string());
+}
+
 result<block> decode_block(std::string_view json) {
     detail::parsed_body parsed;
     if (auto r = detail::parse_body(json, parsed); !r) return r.error();

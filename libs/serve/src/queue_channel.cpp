@@ -112,6 +112,18 @@ struct queue_channel::impl : std::enable_shared_from_this<queue_channel::impl> {
         co_return true;
     }
 
+    // Stores `body` under the task's key only when no answer is there yet, which then stays.
+    // Returns false when one was there; any other failure is logged as storing `what`.
+    asio::awaitable<bool> create_answer(const std::string& task, std::string body, std::string_view what) {
+        const auto key = rules::answer_key(options.identity, task);
+        auto created = co_await answers.create(key, std::move(body));
+        if (!created && created.error().err_code == js::api_wrong_last_sequence) co_return false;
+        if (!created)
+            options.log.warn(fmt::format("queue: could not store {}", what),
+                             {{"key", key}, {"error", created.error().message}});
+        co_return true;
+    }
+
     // An invalid job: its error stored when a task id could be read, then Term.
     asio::awaitable<void> settle_invalid(js::pulled_message msg, rules::invalid_job bad) {
         const auto seq = msg.metadata().stream_sequence;
@@ -125,7 +137,12 @@ struct queue_channel::impl : std::enable_shared_from_this<queue_channel::impl> {
             request.request = bad.task;
             auto body = rules::encode_answer(rules::invalid_answer(bad.error), request, options.identity,
                                              queue_session_id_for(bad.task));
-            co_await store(bad.task, std::move(body));
+            // A malformed job naming a task that was answered (a producer's bad retry) must
+            // not replace that answer.
+            const bool stored = co_await create_answer(bad.task, std::move(body), "an invalid job's answer");
+            if (!stored)
+                options.log.warn("queue: kept the answer already stored for the invalid job's task",
+                                 {{"task", bad.task}, {"stream_seq", std::to_string(seq)}});
         }
         // GCC 12: no temporaries inside a co_await expression.
         rules::dead_letter record{bad.task, seq, msg.metadata().num_delivered, bad.error};
@@ -296,11 +313,7 @@ asio::awaitable<void> queue_channel::impl::on_advisory(std::string body) {
         auto answer = rules::encode_answer(rules::max_deliveries_answer(adv->deliveries), request, options.identity,
                                            queue_session_id_for(task));
         // Create, not put: an answer a worker stored in the meantime stays.
-        const auto key = rules::answer_key(options.identity, task);
-        auto created = co_await answers.create(key, std::move(answer));
-        if (!created && created.error().err_code != js::api_wrong_last_sequence)
-            options.log.warn("queue: could not store the answer of a job past max deliveries",
-                             {{"key", key}, {"error", created.error().message}});
+        (void)co_await create_answer(task, std::move(answer), "the answer of a job past max deliveries");
     }
     rules::dead_letter record{task, adv->stream_seq, adv->deliveries,
                               rules::max_deliveries_answer(adv->deliveries).error};

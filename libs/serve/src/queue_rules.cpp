@@ -1,3 +1,4 @@
+#include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/task_flow.hpp>
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/gocompat/duration.hpp>
@@ -54,7 +55,12 @@ std::variant<job, invalid_job> decode_job(std::string_view body, const std::opti
                                           std::string_view identity, std::span<const std::string> tool_names) {
     const std::string header_task = msg_id && task_token_ok(*msg_id) ? *msg_id : std::string();
     auto checked = a2a::default_validator().check_as<a2a::task_request>(body);
-    if (!checked) return invalid_job{header_task, checked.error().message};
+    if (!checked) {
+        // A body that is not a valid request still gets its error answer under the task it
+        // names, when that is a well-formed key; else under the header's.
+        auto named = a2a::request_named_by(body);
+        return invalid_job{task_token_ok(named) ? std::move(named) : header_task, checked.error().message};
+    }
     auto& request = *checked;
     const std::string task = task_token_ok(request.request) ? request.request : header_task;
 

@@ -30,4 +30,10 @@ namespace fiskai::a2a {
 // One block. A block whose `type` is not known decodes into unknown_block.
 [[nodiscard]] result<block> decode_block(std::string_view json);
 
+// The body's top-level `request` string, read as decode() reads JSON (the size cap, unpaired
+// surrogate escapes as U+FFFD) but with no protocol lookup or typed decode: what names the task
+// of a body that is not a valid message. Empty when the body is no JSON object, or its
+// `request` is absent or not a string.
+[[nodiscard]] std::string request_named_by(std::string_view body);
+
 }  // namespace fiskai::a2a
