@@ -44,13 +44,12 @@ export async function startFakeModel(bin, dir, script) {
 }
 
 // A worker's configuration up to its expose section: the demo application as its tools, the
-// NATS context `fleet`, the fake model on `llmPort`, file sessions in `runsDir`, and the
-// human-in-the-loop tools when asked for. Each test appends its own `expose:`.
-export function workerConfig(identity, demoBin, llmPort, runsDir, { humanInTheLoop = false } = {}) {
+// NATS context `fleet` (unless `nats` is false), the fake model on `llmPort`, file sessions in
+// `runsDir`, and the human-in-the-loop tools when asked for. Each test appends its `expose:`.
+export function workerConfig(identity, demoBin, llmPort, runsDir, { humanInTheLoop = false, nats = true } = {}) {
   return `identity: ${identity}
 application_path: ${JSON.stringify(demoBin)}
-nats_context: fleet
-system_prompt: You operate the fisk-demo tool.
+${nats ? 'nats_context: fleet\n' : ''}system_prompt: You operate the fisk-demo tool.
 llm:
   provider: anthropic
   model: fake

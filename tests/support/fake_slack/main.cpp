@@ -337,6 +337,15 @@ asio::awaitable<void> serve_connection(tcp::socket socket, std::shared_ptr<serve
                 }
                 res = make_response(req, 200, R"({"ok":true})");
             }
+        } else if (target == "/_fake/raw") {
+            // The body as one text frame on the current socket, verbatim: no envelope kept, no
+            // resend. For frames Slack never sends (hostile tests).
+            if (!srv.current) {
+                res = make_response(req, 409, R"({"ok":false,"error":"no socket connected"})");
+            } else {
+                srv.current->send(req.body());
+                res = make_response(req, 200, R"({"ok":true})");
+            }
         } else if (target == "/_fake/rate_limit") {
             auto control = parse_control(req.body(), error);
             const auto* m = control.if_contains("method");
@@ -413,7 +422,7 @@ asio::awaitable<void> resend_loop(std::shared_ptr<server> srv) {
 int main(int argc, char** argv) {
     CLI::App app{
         "Slack's Web API (POST /api/<method>) and Socket Mode (/link) on 127.0.0.1 for tests, with a control API "
-        "under /_fake/ (event, click, disconnect, silence, rate_limit, drop_acks, messages, acks).",
+        "under /_fake/ (event, click, raw, disconnect, silence, rate_limit, drop_acks, messages, acks).",
         "fiskai-fake-slack"};
     int port = 0;
     int resend_ms = 3000;
