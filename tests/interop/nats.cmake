@@ -30,3 +30,11 @@ if(NODE_EXECUTABLE AND NATS_SERVER_EXECUTABLE AND TARGET fisk-ai-serve AND TARGE
     LABELS "interop;nats" TIMEOUT 300
     ENVIRONMENT "FISK_AI_SERVE=$<TARGET_FILE:fisk-ai-serve>;FISK_DEMO=$<TARGET_FILE:fisk-demo>;FISKAI_FAKE_LLM=$<TARGET_FILE:fiskai-fake-llm>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
 endif()
+# The caller's side: `fisk-ai-a2a ask` against a hostile worker written with npm `nats`.
+if(NODE_EXECUTABLE AND NATS_SERVER_EXECUTABLE AND TARGET fisk-ai-a2a)
+  add_test(NAME interop.ask_hostile
+    COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/ask_hostile.test.mjs)
+  set_tests_properties(interop.ask_hostile PROPERTIES
+    LABELS "interop;nats" TIMEOUT 300
+    ENVIRONMENT "FISK_AI_A2A=$<TARGET_FILE:fisk-ai-a2a>;NATS_SERVER=${NATS_SERVER_EXECUTABLE}")
+endif()

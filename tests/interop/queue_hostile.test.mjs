@@ -8,11 +8,11 @@
 // report. SEED and ROUNDS in the environment replay or widen a run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy, ReplayPolicy, RetentionPolicy, connect, headers as natsHeaders, nanos } from 'nats';
-import { crashMarks, freePort, serveBinaries, start, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
+import { crashMarks, serveBinaries, start, startBroker, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
 
 const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
 const SEED = Number(process.env.SEED || 20261202);
@@ -47,12 +47,9 @@ let dir, nats, fake, worker, nc, js, jsm, kv;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fiskai-queue-hostile-'));
-  const port = await freePort();
-  nats = start(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')], {}, /Server is ready/);
-  await nats.ready;
-  mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
-  writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url: `nats://127.0.0.1:${port}` }));
-  nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  let url;
+  ({ nats, url } = await startBroker(NATS_SERVER, dir, { jetstream: true }));
+  nc = await connect({ servers: url });
   jsm = await nc.jetstreamManager();
   js = nc.jetstream();
   // The storage as docs/queue.md §1 creates it.

@@ -2,7 +2,7 @@
 // conditions, free ports, and for the hostile sweeps a seeded generator of odd values, mutated
 // messages and mangled bytes.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -31,6 +31,21 @@ export function start(cmd, args, env, pattern) {
   const ready = waitFor(() => pattern.test(out) || child.exitCode !== null, 60000, `${cmd} to start`)
     .then(() => { if (!pattern.test(out)) throw new Error(`${cmd} did not start:\n${out}`); });
   return { child, ready, exited, output: () => out };
+}
+
+// A nats-server on a free loopback port (JetStream under `dir` when asked), and the NATS
+// context `fleet` naming it under dir/xdg (the tests' XDG_CONFIG_HOME); resolves to the child
+// and the broker's URL.
+export async function startBroker(natsServer, dir, { jetstream = false } = {}) {
+  const port = await freePort();
+  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  if (jetstream) args.push('-js', '-sd', join(dir, 'js'));
+  const nats = start(natsServer, args, {}, /Server is ready/);
+  await nats.ready;
+  const url = `nats://127.0.0.1:${port}`;
+  mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
+  writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url }));
+  return { nats, url };
 }
 
 // The scripted fake model (docs/llm.md) on a free port, with `script` written into `dir`

@@ -9,11 +9,11 @@
 // environment replay or widen a run; a failure prints the seed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createInbox, headers as natsHeaders } from 'nats';
-import { crashMarks, freePort, serveBinaries, start, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
+import { crashMarks, serveBinaries, start, startBroker, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
 
 const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
 const SEED = Number(process.env.SEED || 20261202);
@@ -55,11 +55,8 @@ let dir, nats, fake, worker, nc;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fiskai-serve-hostile-'));
-  const port = await freePort();
-  nats = start(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], {}, /Server is ready/);
-  await nats.ready;
-  mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
-  writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url: `nats://127.0.0.1:${port}` }));
+  let url;
+  ({ nats, url } = await startBroker(NATS_SERVER, dir));
   let llmPort;
   ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
   writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs'), { humanInTheLoop: true }) + `expose:
@@ -73,7 +70,7 @@ before(async () => {
     { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir },
     /a2a: requests on choria\.fisk-ai\.request\.demo/);
   await worker.ready;
-  nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  nc = await connect({ servers: url });
 });
 
 after(async () => {

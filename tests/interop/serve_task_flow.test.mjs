@@ -6,11 +6,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createInbox, nuid } from 'nats';
-import { freePort, serveBinaries, start, startFakeModel, waitFor, workerConfig } from './serve_harness.mjs';
+import { serveBinaries, start, startBroker, startFakeModel, workerConfig } from './serve_harness.mjs';
 
 const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
 
@@ -68,11 +68,8 @@ let dir, nats, fake, worker, nc;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fiskai-serve-js-'));
-  const port = await freePort();
-  nats = start(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], {}, /Server is ready/);
-  await nats.ready;
-  mkdirSync(join(dir, 'xdg/nats/context'), { recursive: true });
-  writeFileSync(join(dir, 'xdg/nats/context/fleet.json'), JSON.stringify({ url: `nats://127.0.0.1:${port}` }));
+  let url;
+  ({ nats, url } = await startBroker(NATS_SERVER, dir));
 
   let llmPort;
   ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
@@ -88,7 +85,7 @@ before(async () => {
     { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir },
     /a2a: requests on choria\.fisk-ai\.request\.demo/);
   await worker.ready;
-  nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  nc = await connect({ servers: url });
 });
 
 after(async () => {
