@@ -1,8 +1,8 @@
 // The caller's side of the task flow under a hostile worker: `fisk-ai-a2a ask` sends its task
 // to a worker written here with the npm `nats` client, which answers with reply sets that break
 // the rules at random (mutated or non-JSON messages, numbers repeated or skipped, messages for
-// another task or from another sender, 700 KB events, questions of every kind, messages after
-// the terminal) before a real terminal. Each `ask` must end on its own with the exit code that
+// another task or from another sender, 700 KB events, questions of every kind) before a real
+// terminal, and sometimes a message after it. Each `ask` must end on its own with the exit code that
 // terminal (or the ack) calls for, print a result's text, and show no sanitizer report.
 // SEED and ROUNDS in the environment replay or widen a run.
 import { test, before, after } from 'node:test';
@@ -103,7 +103,12 @@ async function answer(plan, request, inbox) {
       ? reply('result', request, seq++, { stop_reason: 'suspended', text: '' })
       : reply('error', request, seq++, { stop_reason: 'error', error: 'it went wrong', code: 'llm_error' });
   nc.publish(inbox, enc.encode(JSON.stringify(terminal)));
-  if (plan.after) nc.publish(inbox, hostile(request, seq));
+  // A message after the terminal is small: `ask` closes its connection at the terminal, and
+  // nats.c 3.4.1 leaks the buffer of a large message it was still receiving then (its parser
+  // frees only its built-in buffers; docs/a2a-nats.md, Known limits).
+  if (plan.after) {
+    nc.publish(inbox, enc.encode(JSON.stringify(reply('event', request, seq, { block: { type: 'text', text: 'late' } }))));
+  }
 }
 
 function ask(prompt) {
