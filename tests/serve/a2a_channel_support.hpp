@@ -69,7 +69,14 @@ public:
         REQUIRE(natsConnection_FlushTimeout(nc_, 2000) == NATS_OK);
     }
     ~raw_caller() {
-        natsSubscription_Unsubscribe(sub_);
+        // Drained, and waited for: an unsubscribe alone lets a callback already under way on
+        // the delivery thread write into this object after it is gone (a use after free that
+        // AddressSanitizer caught in CI).
+        if (natsSubscription_Drain(sub_) == NATS_OK) {
+            (void)natsSubscription_WaitForDrainCompletion(sub_, 5000);
+        } else {
+            natsSubscription_Unsubscribe(sub_);
+        }
         natsSubscription_Destroy(sub_);
     }
     raw_caller(const raw_caller&) = delete;
