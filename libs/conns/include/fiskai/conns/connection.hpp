@@ -159,7 +159,8 @@ private:
 // background thread. Debian 12's nats.c (3.4.1) takes a message's subscription out of the
 // connection's table and then locks it without holding a reference (fixed in nats.c 3.6.0,
 // nats-io/nats.c#638): a subscription destroyed at that moment is freed under the reader
-// thread, which then aborts the whole process. The reader is past that point within microseconds; the second is the margin.
+// thread, which then aborts the whole process. The reader is past that point within
+// microseconds; the second is the margin.
 // nats.c's subscriptions hold their connection, so a connection closed meanwhile is fine.
 void retire_subscription(natsSubscription* sub) noexcept;
 // The same for a KV watcher (nats.c's, which owns a subscription): stopped at once,
