@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
-import { crashMarks, startBroker, sweep } from './serve_harness.mjs';
+import { crashMarks, startBroker, stopChildren, sweep } from './serve_harness.mjs';
 
 const A2A_BIN = process.env.FISK_AI_A2A;
 const NATS_SERVER = process.env.NATS_SERVER || 'nats-server';
@@ -48,7 +48,7 @@ before(async () => {
 
 after(async () => {
   await nc?.close();
-  if (nats && nats.child.exitCode === null) { nats.child.kill('SIGTERM'); await nats.exited; }
+  await stopChildren([nats]);
   rmSync(dir, { recursive: true, force: true });
 });
 

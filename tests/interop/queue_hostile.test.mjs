@@ -8,13 +8,13 @@
 // report. SEED and ROUNDS in the environment replay or widen a run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy, ReplayPolicy, RetentionPolicy, connect, headers as natsHeaders, nanos } from 'nats';
-import { crashMarks, serveBinaries, start, startBroker, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
+import { crashMarks, oneToolConversation, serveBinaries, startBroker, startWorker, stopChildren, sweep, waitFor } from './serve_harness.mjs';
 
-const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
+const BINS = serveBinaries();
 const SEED = Number(process.env.SEED || 20261202);
 const ROUNDS = Number(process.env.ROUNDS || 200);
 
@@ -27,14 +27,7 @@ const dec = new TextDecoder();
 const { rnd, pick, newId, mutate: mutateWith, mangle } = sweep(SEED);
 const mutate = (obj) => mutateWith(obj, ['extra', 'budget', 'continuation', 'stream', 'tool_hints', 'context', 'must_understand']);
 
-const script = {
-  conversations: [
-    { name: 'plain', steps: [
-      { reply: { content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', name: 'stream_info', input: { name: 'ORDERS' } }],
-                 stop_reason: 'tool_use' } },
-      { reply: { content: [{ type: 'text', text: 'ORDERS is there.' }], stop_reason: 'end_turn' } }] },
-  ],
-};
+const script = { conversations: [oneToolConversation('ORDERS is there.')] };
 
 function job(id, prompt) {
   return {
@@ -48,7 +41,7 @@ let dir, nats, fake, worker, nc, js, jsm, kv;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fiskai-queue-hostile-'));
   let url;
-  ({ nats, url } = await startBroker(NATS_SERVER, dir, { jetstream: true }));
+  ({ nats, url } = await startBroker(BINS.natsServer, dir, { jetstream: true }));
   nc = await connect({ servers: url });
   jsm = await nc.jetstreamManager();
   js = nc.jetstream();
@@ -62,24 +55,18 @@ before(async () => {
   await jsm.streams.add({ name: 'FISK_DEAD', subjects: ['choria.fisk-ai.dead.>'], max_msg_size: 1048576,
     max_age: nanos(720 * 3600 * 1000) });
 
-  let llmPort;
-  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
-  writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs')) + `expose:
+  ({ fake, worker } = await startWorker(BINS, dir, { identity: IDENTITY, script, ready: /queue: jobs on/,
+    expose: `expose:
   agent:
     workers: 4
     queue:
       dead_letter: FISK_DEAD
-`);
-  worker = start(SERVE_BIN, ['serve', '--config', join(dir, 'serve.yaml')],
-    { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir }, /queue: jobs on/);
-  await worker.ready;
+` }));
 });
 
 after(async () => {
   await nc?.close();
-  for (const c of [worker, fake, nats]) {
-    if (c && c.child.exitCode === null && c.child.signalCode === null) { c.child.kill('SIGTERM'); await c.exited; }
-  }
+  await stopChildren([worker, fake, nats]);
   rmSync(dir, { recursive: true, force: true });
 });
 

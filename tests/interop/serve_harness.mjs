@@ -2,9 +2,11 @@
 // conditions, free ports, and for the hostile sweeps a seeded generator of odd values, mutated
 // messages and mangled bytes.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'nats';
 
 // Resolves when `predicate()` holds, rejects after `ms` milliseconds.
 export async function waitFor(predicate, ms, what) {
@@ -75,6 +77,64 @@ ${humanInTheLoop ? '  human_in_the_loop:\n    enabled: true\n' : ''}  sessions:
     options:
       directory: ${JSON.stringify(runsDir)}
 `;
+}
+
+// The fake model conversation most sweeps need: a text block and one `stream_info ORDERS` call,
+// then `answer`. It matches any prompt, so it goes last among a script's conversations.
+export function oneToolConversation(answer) {
+  return { name: 'plain', steps: [
+    { reply: { content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', name: 'stream_info', input: { name: 'ORDERS' } }],
+               stop_reason: 'tool_use' } },
+    { reply: { content: [{ type: 'text', text: answer }], stop_reason: 'end_turn' } }] };
+}
+
+// The fake model with `script`, then `fisk-ai-serve serve` on workerConfig(...) + `expose` (the
+// config's `expose:` section), with the demo's state and XDG_CONFIG_HOME under `dir` and `env`
+// added; resolves to both children once `ready` shows in the worker's output.
+export async function startWorker(bins, dir, { identity, script, expose, ready, env = {}, humanInTheLoop = false,
+  nats = true }) {
+  const { fake, port } = await startFakeModel(bins.fakeModel, dir, script);
+  writeFileSync(join(dir, 'serve.yaml'), workerConfig(identity, bins.demo, port, join(dir, 'runs'), { humanInTheLoop, nats }) + expose);
+  const worker = start(bins.serve, ['serve', '--config', join(dir, 'serve.yaml')],
+    { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir, ...env }, ready);
+  await worker.ready;
+  return { fake, worker };
+}
+
+// SIGTERM to each child still running, in order, waiting for each; one that has not exited
+// 10 s later (a worker that failed its test may still wait on a question) gets SIGKILL.
+export async function stopChildren(children) {
+  for (const c of children) {
+    if (!c || c.child.exitCode !== null || c.child.signalCode !== null) continue;
+    c.child.kill('SIGTERM');
+    const killer = setTimeout(() => c.child.kill('SIGKILL'), 10000);
+    await c.exited;
+    clearTimeout(killer);
+  }
+}
+
+// A served a2a agent on a broker of its own: a scratch directory, nats-server, the fake model
+// with `script`, a worker of `identity` with `workers` slots (human-in-the-loop tools and
+// elicitation on), and a client connection to the broker. stopA2aWorker ends it all.
+export async function startA2aWorker(bins, { prefix, identity, script, workers }) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const { nats, url } = await startBroker(bins.natsServer, dir);
+  const { fake, worker } = await startWorker(bins, dir, { identity, script, humanInTheLoop: true,
+    ready: new RegExp(`a2a: requests on choria\\.fisk-ai\\.request\\.${identity}`), expose: `expose:
+  agent:
+    workers: ${workers}
+    a2a:
+      prompts:
+        elicitation: true
+` });
+  const nc = await connect({ servers: url });
+  return { dir, nats, fake, worker, nc };
+}
+
+export async function stopA2aWorker({ dir, nats, fake, worker, nc } = {}) {
+  await nc?.close();
+  await stopChildren([worker, fake, nats]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
 // The built binaries the serve tests run, from the environment CTest sets.

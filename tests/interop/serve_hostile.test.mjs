@@ -9,13 +9,10 @@
 // environment replay or widen a run; a failure prints the seed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, createInbox, headers as natsHeaders } from 'nats';
-import { crashMarks, serveBinaries, start, startBroker, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
+import { createInbox, headers as natsHeaders } from 'nats';
+import { crashMarks, oneToolConversation, serveBinaries, startA2aWorker, stopA2aWorker, sweep, waitFor } from './serve_harness.mjs';
 
-const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
+const BINS = serveBinaries();
 const SEED = Number(process.env.SEED || 20261202);
 const ROUNDS = Number(process.env.ROUNDS || 400);
 
@@ -44,42 +41,18 @@ const script = {
     { name: 'ask', when: { prompt_contains: 'ASK' }, steps: [
       { reply: { content: [{ type: 'tool_use', name: 'ask_human_confirm', input: { question: 'Go on?' } }], stop_reason: 'tool_use' } },
       { reply: { content: [{ type: 'text', text: 'asked' }], stop_reason: 'end_turn' } }] },
-    { name: 'plain', steps: [
-      { reply: { content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', name: 'stream_info', input: { name: 'ORDERS' } }],
-                 stop_reason: 'tool_use' } },
-      { reply: { content: [{ type: 'text', text: 'ORDERS is there.' }], stop_reason: 'end_turn' } }] },
+    oneToolConversation('ORDERS is there.'),
   ],
 };
 
-let dir, nats, fake, worker, nc;
+let served, worker, nc;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'fiskai-serve-hostile-'));
-  let url;
-  ({ nats, url } = await startBroker(NATS_SERVER, dir));
-  let llmPort;
-  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
-  writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs'), { humanInTheLoop: true }) + `expose:
-  agent:
-    workers: 8
-    a2a:
-      prompts:
-        elicitation: true
-`);
-  worker = start(SERVE_BIN, ['serve', '--config', join(dir, 'serve.yaml')],
-    { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir },
-    /a2a: requests on choria\.fisk-ai\.request\.demo/);
-  await worker.ready;
-  nc = await connect({ servers: url });
+  served = await startA2aWorker(BINS, { prefix: 'fiskai-serve-hostile-', identity: IDENTITY, script, workers: 8 });
+  ({ worker, nc } = served);
 });
 
-after(async () => {
-  await nc?.close();
-  for (const c of [worker, fake, nats]) {
-    if (c && c.child.exitCode === null && c.child.signalCode === null) { c.child.kill('SIGTERM'); await c.exited; }
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopA2aWorker(served));
 
 // A request's inbox and everything that reached it (a body that is not JSON kept raw).
 function openInbox(id) {

@@ -6,13 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, createInbox, nuid } from 'nats';
-import { serveBinaries, start, startBroker, startFakeModel, workerConfig } from './serve_harness.mjs';
+import { createInbox, nuid } from 'nats';
+import { serveBinaries, startA2aWorker, stopA2aWorker } from './serve_harness.mjs';
 
-const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN, natsServer: NATS_SERVER } = serveBinaries();
+const BINS = serveBinaries();
 
 const IDENTITY = 'demo';
 const CALLER = 'js-caller';
@@ -64,37 +61,14 @@ const script = {
   ],
 };
 
-let dir, nats, fake, worker, nc;
+let served, worker, nc;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'fiskai-serve-js-'));
-  let url;
-  ({ nats, url } = await startBroker(NATS_SERVER, dir));
-
-  let llmPort;
-  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
-
-  writeFileSync(join(dir, 'serve.yaml'), workerConfig(IDENTITY, DEMO_BIN, llmPort, join(dir, 'runs'), { humanInTheLoop: true }) + `expose:
-  agent:
-    workers: 2
-    a2a:
-      prompts:
-        elicitation: true
-`);
-  worker = start(SERVE_BIN, ['serve', '--config', join(dir, 'serve.yaml')],
-    { XDG_CONFIG_HOME: join(dir, 'xdg'), ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir },
-    /a2a: requests on choria\.fisk-ai\.request\.demo/);
-  await worker.ready;
-  nc = await connect({ servers: url });
+  served = await startA2aWorker(BINS, { prefix: 'fiskai-serve-js-', identity: IDENTITY, script, workers: 2 });
+  ({ worker, nc } = served);
 });
 
-after(async () => {
-  await nc?.close();
-  for (const c of [worker, fake, nats]) {
-    if (c && c.child.exitCode === null) { c.child.kill('SIGTERM'); await c.exited; }
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopA2aWorker(served));
 
 // One request and its reply set, read from the caller's inbox. `outgoing` numbers the
 // caller's cancel/answer/keepalive messages from 1 (the request is 0).

@@ -7,12 +7,12 @@
 // SEED and ROUNDS in the environment replay or widen a run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crashMarks, serveBinaries, start, startFakeModel, sweep, waitFor, workerConfig } from './serve_harness.mjs';
+import { crashMarks, oneToolConversation, serveBinaries, start, startWorker, stopChildren, sweep, waitFor } from './serve_harness.mjs';
 
-const { serve: SERVE_BIN, demo: DEMO_BIN, fakeModel: FAKE_LLM_BIN } = serveBinaries();
+const BINS = serveBinaries();
 const FAKE_SLACK_BIN = process.env.FISKAI_FAKE_SLACK;
 if (!FAKE_SLACK_BIN) throw new Error('set FISKAI_FAKE_SLACK to the built fiskai-fake-slack');
 const SEED = Number(process.env.SEED || 20261202);
@@ -24,10 +24,7 @@ const script = {
     { name: 'confirm', when: { prompt_contains: 'CONFIRM' }, steps: [
       { reply: { content: [{ type: 'tool_use', name: 'ask_human_confirm', input: { question: 'Go on?' } }], stop_reason: 'tool_use' } },
       { reply: { content: [{ type: 'text', text: 'Confirmed, done.' }], stop_reason: 'end_turn' } }] },
-    { name: 'plain', steps: [
-      { reply: { content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', name: 'stream_info', input: { name: 'ORDERS' } }],
-                 stop_reason: 'tool_use' } },
-      { reply: { content: [{ type: 'text', text: 'ORDERS is **there**.' }], stop_reason: 'end_turn' } }] },
+    oneToolConversation('ORDERS is **there**.'),
   ],
 };
 
@@ -41,13 +38,12 @@ async function control(path, body) {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fiskai-slack-hostile-'));
-  let llmPort;
-  ({ fake, port: llmPort } = await startFakeModel(FAKE_LLM_BIN, dir, script));
   slack = start(FAKE_SLACK_BIN, ['--port', '0', '--exit-with-parent'], {}, /fake-slack listening on 127\.0\.0\.1:\d+/);
   await slack.ready;
   slackUrl = `http://127.0.0.1:${slack.output().match(/listening on 127\.0\.0\.1:(\d+)/)[1]}`;
-  writeFileSync(join(dir, 'serve.yaml'), workerConfig('demo', DEMO_BIN, llmPort, join(dir, 'runs'),
-    { humanInTheLoop: true, nats: false }) + `expose:
+  ({ fake, worker } = await startWorker(BINS, dir, { identity: 'demo', script, humanInTheLoop: true, nats: false, ready: /services:/,
+    env: { TEST_SLACK_APP_TOKEN: 'xapp-test', TEST_SLACK_BOT_TOKEN: 'xoxb-test' },
+    expose: `expose:
   agent:
     workers: 4
     slack:
@@ -55,23 +51,11 @@ before(async () => {
       bot_token_env: TEST_SLACK_BOT_TOKEN
       api_base_url: ${slackUrl}/api
       question_timeout: 30s
-`);
-  worker = start(SERVE_BIN, ['serve', '--config', join(dir, 'serve.yaml')], {
-    TEST_SLACK_APP_TOKEN: 'xapp-test', TEST_SLACK_BOT_TOKEN: 'xoxb-test', ANTHROPIC_API_KEY: 'fake', DEMO_STATE_DIR: dir,
-  }, /services:/);
-  await worker.ready;
+` }));
 });
 
 after(async () => {
-  for (const c of [worker, slack, fake]) {
-    if (c && c.child.exitCode === null && c.child.signalCode === null) {
-      c.child.kill('SIGTERM');
-      // A worker that failed the test may still wait on a question: do not wait for it forever.
-      const killer = setTimeout(() => c.child.kill('SIGKILL'), 10000);
-      await c.exited;
-      clearTimeout(killer);
-    }
-  }
+  await stopChildren([worker, slack, fake]);
   rmSync(dir, { recursive: true, force: true });
 });
 
