@@ -103,11 +103,12 @@ async function answer(plan, request, inbox) {
       ? reply('result', request, seq++, { stop_reason: 'suspended', text: '' })
       : reply('error', request, seq++, { stop_reason: 'error', error: 'it went wrong', code: 'llm_error' });
   nc.publish(inbox, enc.encode(JSON.stringify(terminal)));
-  // A message after the terminal is small: `ask` closes its connection at the terminal, and
-  // nats.c 3.4.1 leaks the buffer of a large message it was still receiving then (its parser
-  // frees only its built-in buffers; docs/a2a-nats.md, Known limits).
+  // A message after the terminal, sometimes a large one: `ask` closes its connection at the
+  // terminal, and a message still arriving then must be read whole (nats.c 3.4.1 leaks the
+  // buffer of one cut off; conns::connection::close flushes first).
   if (plan.after) {
-    nc.publish(inbox, enc.encode(JSON.stringify(reply('event', request, seq, { block: { type: 'text', text: 'late' } }))));
+    const text = rnd() < 0.5 ? 'late' : 'x'.repeat(700000);
+    nc.publish(inbox, enc.encode(JSON.stringify(reply('event', request, seq, { block: { type: 'text', text } }))));
   }
 }
 

@@ -26,6 +26,8 @@ namespace asio = boost::asio;
 
 namespace {
 
+constexpr std::int64_t close_flush_timeout_ms = 250;
+
 std::string status_text(natsStatus s) { return nats_status_text(static_cast<int>(s)); }
 
 // What a failed natsConnection_Connect means for the caller.
@@ -378,6 +380,14 @@ void connection::close() noexcept {
     {
         std::lock_guard lock(impl_->ev->mutex);
         impl_->ev->executor.reset();
+    }
+    // One round trip first, so a message already on its way is read whole: nats.c 3.4.1
+    // frees only its parser's built-in buffers when the read loop ends, and leaks the heap
+    // buffer of a message it was part way through (up to the message's size). Once the PONG
+    // is in, every message the server sent before our unsubscribes were processed has been
+    // parsed; bounded, so a stalled broker delays a close by at most this.
+    if (natsConnection_Status(impl_->nc) == NATS_CONN_STATUS_CONNECTED) {
+        natsConnection_FlushTimeout(impl_->nc, close_flush_timeout_ms);
     }
     natsConnection_Close(impl_->nc);
     natsConnection_Destroy(impl_->nc);

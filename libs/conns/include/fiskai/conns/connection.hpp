@@ -108,7 +108,9 @@ public:
     // Blocks until closed or `timeout`; returns whether it closed in time (it is closed
     // regardless when this returns).
     bool drain(std::chrono::milliseconds timeout);
-    // Closes at once. Idempotent.
+    // Closes after one flush round trip (at most 250 ms, none when not connected), so a
+    // message in flight to a subscription already retired is read whole rather than cut
+    // off (see connection.cpp). Idempotent.
     void close() noexcept;
 
 private:
