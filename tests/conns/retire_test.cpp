@@ -1,6 +1,7 @@
-// conns::retire_subscription against a real nats-server: a subscription ended while
-// messages are arriving for it must not take the process down (Debian's nats.c 3.4.1 frees
-// it under the reader thread when it is destroyed at once: nats-io/nats.c#638).
+// How subscriptions and connections end, against a real nats-server: a subscription ended
+// while messages are arriving for it must not take the process down (Debian's nats.c 3.4.1
+// frees it under the reader thread when it is destroyed at once: nats-io/nats.c#638), and a
+// connection closed while a message is arriving must not leak it.
 
 #include <fiskai/conns/connection.hpp>
 #include <fiskai/conns/embedded_broker.hpp>
@@ -17,6 +18,8 @@
 #else
 #define FISKAI_HAS_LSAN 0
 #endif
+
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -101,4 +104,22 @@ TEST_CASE("a connection closed while a large message is arriving leaks nothing",
 #if FISKAI_HAS_LSAN
     CHECK(__lsan_do_recoverable_leak_check() == 0);
 #endif
+}
+
+// The flush before a close is bounded: a broker that stops answering (SIGSTOP: the socket
+// stays open, nothing is read) delays close() by the flush's limit, not for ever.
+TEST_CASE("closing a connection to a broker that stopped answering is bounded", "[conns][nats]") {
+    embedded_broker broker;
+    connect_options o;
+    o.name = connection_name("conns-close-stalled-test");
+    auto c = connection::dial_url(broker.url(), o);
+    REQUIRE(c->is_connected());
+    REQUIRE(::kill(broker.pid(), SIGSTOP) == 0);
+    const auto started = std::chrono::steady_clock::now();
+    c->close();
+    const auto took = std::chrono::steady_clock::now() - started;
+    ::kill(broker.pid(), SIGCONT);
+    CHECK(c->is_closed());
+    CHECK(took >= std::chrono::milliseconds(200));  // it did wait for the PONG
+    CHECK(took < std::chrono::seconds(2));
 }
