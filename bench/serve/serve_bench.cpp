@@ -22,6 +22,7 @@
 
 #include "../support/bare_journal.hpp"
 #include "../support/bare_spawn.hpp"
+#include "../support/cpu_steal.hpp"
 #include "../support/serve_fleet.hpp"
 
 #include <fiskai/net/http_client.hpp>
@@ -242,6 +243,8 @@ int main(int argc, char** argv) {
         nats_floor hops_floor(f.nats_url());
         fb::drive_figures one, quiet;
         std::vector<double> llm, spawn, sync, create, hops, flush;
+        fb::steal_meter steal_one, steal_rest;
+        steal_one.start();
         for (int done = 0; done < tasks; done += batch) {
             auto d = fb::drive_a2a(*nats, batch, 1);
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
@@ -259,6 +262,7 @@ int main(int argc, char** argv) {
             append(hops, hops_floor.samples(batch));
             append(flush, hops_floor.flush_samples(batch));
         }
+        steal_one.stop();
         f.stop_workers();
 
         struct shape {
@@ -272,7 +276,9 @@ int main(int argc, char** argv) {
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
             (void)fb::drive_a2a(*nats, 4, 1);
+            steal_rest.start();
             auto d = fb::drive_a2a(*nats, tasks, s.in_flight);
+            steal_rest.stop();
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             rows.push_back(figures(d));
             f.stop_workers();
@@ -312,6 +318,12 @@ int main(int argc, char** argv) {
                    appends_only, rows[0].p50 / appends_only);
         fmt::print("  scaling: workers 4 = {:.2f}x, 4 processes = {:.2f}x the tasks/s of 1 worker (2 cores)\n",
                    rows[1].per_s / rows[0].per_s, rows[2].per_s / rows[0].per_s);
+        if (const auto one_pct = steal_one.percent(), rest_pct = steal_rest.percent(); one_pct && rest_pct) {
+            fmt::print(
+                "  CPU time the hypervisor took for others (steal): {:.0f}% during the 1-worker batches, "
+                "{:.0f}% during the other rows; figures taken under different steal do not compare\n",
+                *one_pct, *rest_pct);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "serve_bench: %s\n", e.what());
         return 1;
