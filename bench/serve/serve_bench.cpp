@@ -15,6 +15,10 @@
 // only), in the same batches: the floor counts no event, and the difference is what a task's
 // seven events cost it on a machine where every process shares the cores.
 //
+// Then the workers' resident memory (after the warm-up and after the 1-worker row's tasks, so a
+// per-task leak shows as growth; the largest worker of each other row) and the share of CPU
+// time the hypervisor took for other guests while the rows ran.
+//
 // "Workers" is expose.agent.workers: the slots of one process (serve.md §5.1). The fleet row
 // runs 4 processes of 1 slot in one queue group instead.
 //
@@ -238,6 +242,7 @@ int main(int argc, char** argv) {
         constexpr int batch = 20;
         f.start_workers(1, 1, false);
         (void)fb::drive_a2a(*nats, 4, 1);  // warm: introspection caches, page cache, connections
+        const auto warm_memory = fb::resident_of(f.worker_pids().front());
         const auto bodies = logged_bodies(f.dir() / "llm.jsonl");
         const double records = records_per_session(f.runs());
         nats_floor hops_floor(f.nats_url());
@@ -263,6 +268,9 @@ int main(int argc, char** argv) {
             append(flush, hops_floor.flush_samples(batch));
         }
         steal_one.stop();
+        // After every 1-worker task (with and without events): a leak per task would show here
+        // as growth over the resident set after the warm-up.
+        const auto one_memory = fb::resident_of(f.worker_pids().front());
         f.stop_workers();
 
         struct shape {
@@ -272,6 +280,7 @@ int main(int argc, char** argv) {
         const std::vector<shape> shapes = {{1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
                                            {4, 1, 4, "4 processes (one queue group), workers: 1 each, 4 in flight"}};
         std::vector<row_figures> rows{figures(one)};
+        std::vector<fb::resident_kib> row_memory;  // per shape: the largest worker's
         const row_figures quiet_row = figures(quiet);
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
@@ -281,6 +290,13 @@ int main(int argc, char** argv) {
             steal_rest.stop();
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             rows.push_back(figures(d));
+            fb::resident_kib largest;
+            for (const auto pid : f.worker_pids()) {
+                const auto m = fb::resident_of(pid);
+                largest.now = std::max(largest.now, m.now);
+                largest.peak = std::max(largest.peak, m.peak);
+            }
+            row_memory.push_back(largest);
             f.stop_workers();
         }
 
@@ -318,6 +334,15 @@ int main(int argc, char** argv) {
                    appends_only, rows[0].p50 / appends_only);
         fmt::print("  scaling: workers 4 = {:.2f}x, 4 processes = {:.2f}x the tasks/s of 1 worker (2 cores)\n",
                    rows[1].per_s / rows[0].per_s, rows[2].per_s / rows[0].per_s);
+        const auto mib = [](long kib) { return static_cast<double>(kib) / 1024.0; };
+        fmt::print("\n  worker memory (resident, from /proc/<pid>/status):\n");
+        fmt::print("    1 worker: {:.1f} MiB after the warm-up, {:.1f} MiB after its {} tasks, peak {:.1f} MiB\n",
+                   mib(warm_memory.now), mib(one_memory.now), one.latency_ms.size() + quiet.latency_ms.size(),
+                   mib(one_memory.peak));
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            fmt::print("    {}: the largest worker {:.1f} MiB after the row, peak {:.1f} MiB\n", shapes[i].name,
+                       mib(row_memory[i].now), mib(row_memory[i].peak));
+        }
         if (const auto one_pct = steal_one.percent(), rest_pct = steal_rest.percent(); one_pct && rest_pct) {
             fmt::print(
                 "  CPU time the hypervisor took for others (steal): {:.0f}% during the 1-worker batches, "

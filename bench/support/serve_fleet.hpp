@@ -88,6 +88,23 @@ inline std::string await_text(pid_t pid, const fs::path& log, const std::string&
     }
 }
 
+// A process's resident set now (`VmRSS`) and at its peak (`VmHWM`), in KiB, from
+// /proc/<pid>/status; zeros when it cannot be read.
+struct resident_kib {
+    long now = 0, peak = 0;
+};
+
+inline resident_kib resident_of(pid_t pid) {
+    std::ifstream in(fmt::format("/proc/{}/status", pid));
+    resident_kib r;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) r.now = std::atol(line.c_str() + 6);
+        if (line.rfind("VmHWM:", 0) == 0) r.peak = std::atol(line.c_str() + 6);
+    }
+    return r;
+}
+
 inline void stop_child(pid_t pid) {
     if (pid <= 0) return;
     ::kill(pid, SIGTERM);
@@ -183,6 +200,7 @@ expose:
             await_text(pid, log, "services:");
         }
     }
+    [[nodiscard]] const std::vector<pid_t>& worker_pids() const { return workers_; }
     void stop_workers() {
         for (auto pid : workers_) stop_child(pid);
         workers_.clear();
