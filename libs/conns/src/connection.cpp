@@ -383,9 +383,10 @@ void connection::close() noexcept {
     }
     // One round trip first, so a message already on its way is read whole: nats.c 3.4.1
     // frees only its parser's built-in buffers when the read loop ends, and leaks the heap
-    // buffer of a message it was part way through (up to the message's size). Once the PONG
-    // is in, every message the server sent before our unsubscribes were processed has been
-    // parsed; bounded, so a stalled broker delays a close by at most this.
+    // buffer of a message it was part way through (up to the message's size). The broker
+    // answers the PING after everything it sent before, so once the PONG is in, every message
+    // sent before it processed our unsubscribes has been parsed. Bounded: a stalled broker
+    // delays a close by at most the limit.
     if (natsConnection_Status(impl_->nc) == NATS_CONN_STATUS_CONNECTED) {
         natsConnection_FlushTimeout(impl_->nc, close_flush_timeout_ms);
     }
