@@ -279,6 +279,11 @@ asio::awaitable<int> run_task_at_terminal(a2a_nats::task_caller& caller, runtime
             if (!o.json) render_event(*ev, call_names);
         } else if (const auto* q = std::get_if<a2a::task_question>(&arrival->message)) {
             if (mode == question_mode::decline) {
+                // Said on stderr, since a declined approval leaves no tool result to show.
+                err_line(
+                    fmt::format("declined question {} ({}): {}", q->question_id,
+                                o.questions == question_mode::ask ? "stdin is not a terminal" : "--decline-questions",
+                                one_line(q->question, 500)));
                 if (auto sent = caller.answer(declined(q->question_id, cannot_ask_reason)); !sent) {
                     err_line(sent.error().message);
                 }

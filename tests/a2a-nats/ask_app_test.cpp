@@ -278,6 +278,15 @@ TEST_CASE("ask: without a TTY a question is declined, or left open with --defer-
         CHECK(a->reason == "the caller cannot ask a human");
         CHECK(a->question_id == "Q1");
         CHECK(a->sequence == 1);
+        CHECK(p->stderr_text().find("declined question Q1 (stdin is not a terminal): Delete stream ORDERS?") !=
+              std::string::npos);
+    }
+    SECTION("declined as asked") {
+        auto p = env.ask("decline-flag", {"svc", "x", "--decline-questions"});
+        REQUIRE(p->wait() == 0);
+        CHECK(p->stdout_text() == "answered\n");
+        CHECK(p->stderr_text().find("declined question Q1 (--decline-questions): Delete stream ORDERS?") !=
+              std::string::npos);
     }
     SECTION("deferred") {
         auto p = env.ask("defer", {"svc", "x", "--defer-questions"});
