@@ -266,27 +266,28 @@ TEST_CASE("ask: without a TTY a question is declined, or left open with --defer-
             t.wait_for([](const inbound_message& m) { return m.body.find("v1.answer") != std::string::npos; }, 2s);
         t.result("end_turn", answer ? "answered" : "no answer");
     });
-    SECTION("declined") {
-        auto p = env.ask("decline", {"svc", "x"});
-        REQUIRE(p->wait() == 0);
-        CHECK(p->stdout_text() == "answered\n");
-        const auto in = worker.inbound();
-        REQUIRE(in.size() == 1);
-        auto a = a2a::default_validator().check_as<a2a::task_answer>(in[0].body);
-        REQUIRE(a);
-        CHECK(a->declined);
-        CHECK(a->reason == "the caller cannot ask a human");
-        CHECK(a->question_id == "Q1");
-        CHECK(a->sequence == 1);
-        CHECK(p->stderr_text().find("declined question Q1 (stdin is not a terminal): Delete stream ORDERS?") !=
-              std::string::npos);
-    }
-    SECTION("declined as asked") {
-        auto p = env.ask("decline-flag", {"svc", "x", "--decline-questions"});
-        REQUIRE(p->wait() == 0);
-        CHECK(p->stdout_text() == "answered\n");
-        CHECK(p->stderr_text().find("declined question Q1 (--decline-questions): Delete stream ORDERS?") !=
-              std::string::npos);
+    // Without a terminal, questions are declined unless asked otherwise; --decline-questions
+    // asks for it outright. Either way stderr says so, naming why.
+    const std::vector<std::pair<std::vector<std::string>, std::string>> declining = {
+        {{"svc", "x"}, "stdin is not a terminal"},
+        {{"svc", "x", "--decline-questions"}, "--decline-questions"},
+    };
+    for (const auto& [args, why] : declining) {
+        DYNAMIC_SECTION("declined: " << why) {
+            auto p = env.ask("decline", args);
+            REQUIRE(p->wait() == 0);
+            CHECK(p->stdout_text() == "answered\n");
+            const auto in = worker.inbound();
+            REQUIRE(in.size() == 1);
+            auto a = a2a::default_validator().check_as<a2a::task_answer>(in[0].body);
+            REQUIRE(a);
+            CHECK(a->declined);
+            CHECK(a->reason == "the caller cannot ask a human");
+            CHECK(a->question_id == "Q1");
+            CHECK(a->sequence == 1);
+            CHECK(p->stderr_text().find("declined question Q1 (" + why + "): Delete stream ORDERS?") !=
+                  std::string::npos);
+        }
     }
     SECTION("deferred") {
         auto p = env.ask("defer", {"svc", "x", "--defer-questions"});
