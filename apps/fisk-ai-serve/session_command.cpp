@@ -10,6 +10,7 @@
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/conns/connection.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/gocompat/time.hpp>
 #include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/runstate/store.hpp>
@@ -193,13 +194,29 @@ asio::awaitable<int> run_session(session_options o) {
     }
     if (o.show->parsed()) {
         auto loaded = co_await s->store->load(o.id);
-        if (!loaded) throw std::runtime_error(loaded.error().message);
+        if (!loaded) {
+            // "run not found" and "invalid run id" name the id already; a journal that cannot
+            // be folded ("no records", "corrupt record sequence") says which one and where.
+            const auto code = loaded.error().code;
+            if (code == runstate::errc::not_found || code == runstate::errc::invalid_id) {
+                throw std::runtime_error(loaded.error().message);
+            }
+            throw std::runtime_error(fmt::format("session {} in {} cannot be read: {}", gocompat::quote(o.id),
+                                                 s->store->location(), loaded.error().message));
+        }
         print_show(*loaded, o.transcript);
         co_return exit_code::ok;
     }
+    // Removing is idempotent (as Go's store is), but the line says what happened.
+    auto existed = co_await s->store->exists(o.id);
+    if (!existed) throw std::runtime_error(existed.error().message);
     auto removed = co_await s->store->remove(o.id);
     if (!removed) throw std::runtime_error(removed.error().message);
-    fmt::print("Removed session {}\n", o.id);
+    if (*existed) {
+        fmt::print("Removed session {}\n", o.id);
+    } else {
+        fmt::print("No session {} in {}; nothing to remove\n", o.id, s->store->location());
+    }
     co_return exit_code::ok;
 }
 

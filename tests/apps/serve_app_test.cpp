@@ -212,11 +212,26 @@ TEST_CASE("session ls, show and rm read the configured store", "[serve_app]") {
     CHECK(missing.exit_code == 1);
     CHECK_THAT(missing.out, StartsWith("fisk-ai-serve: error: "));
 
+    // A journal that cannot be folded is named with where it is; ls leaves it out, as Go does.
+    { std::ofstream(fs::path(runs) / "torn.json") << "not a record\n"; }
+    const auto unreadable = session("show torn");
+    CHECK(unreadable.exit_code == 1);
+    CHECK(unreadable.out ==
+          fmt::format("fisk-ai-serve: error: session \"torn\" in {} cannot be read: no records\n", runs));
+    CHECK(json::parse(session("ls --json").out).as_array().size() == 3);
+
     const auto rm = session("rm s1");
     CHECK(rm.exit_code == 0);
     CHECK(rm.out == "Removed session s1\n");
     const auto after = session("ls --json");
     CHECK(json::parse(after.out).as_array().size() == 2);
+    const auto again = session("rm s1");
+    CHECK(again.exit_code == 0);
+    CHECK(again.out == fmt::format("No session s1 in {}; nothing to remove\n", runs));
+    const auto hostile = session("rm ../c");
+    CHECK(hostile.exit_code == 1);
+    CHECK_THAT(hostile.out, Contains("invalid run id"));
+    CHECK(fs::exists(cfg));
 }
 
 TEST_CASE("fisk-ai-serve answers --help and refuses a bad command line", "[serve_app]") {
