@@ -110,6 +110,14 @@ struct queue_client {
         jsctx.reset();
         pool.join();
     }
+
+    // Nothing answers the JetStream API on the server this client reached.
+    [[nodiscard]] std::string jetstream_disabled() const {
+        return fmt::format(
+            "JetStream is not enabled on the NATS server at {}; the work queue and the task store "
+            "need it (nats-server -js, or jetstream {{}} in its configuration)",
+            nats.nats()->connected_url());
+    }
 };
 
 // Prints a stored answer and returns its exit code.
@@ -142,6 +150,7 @@ asio::awaitable<int> await_answer(queue_client& client, const answer_options& o)
             throw transport_failure(
                 fmt::format("task store KV bucket {} does not exist; create it first (see fisk-ai-serve check)",
                             gocompat::quote(o.bucket)));
+        if (bucket.error().code == js::errc::no_responders) throw transport_failure(client.jetstream_disabled());
         throw transport_failure(
             fmt::format("reading KV bucket {}: {}", gocompat::quote(o.bucket), bucket.error().message));
     }
@@ -254,6 +263,13 @@ asio::awaitable<int> run_enqueue(enqueue_options o) {
     auto ack = co_await client.jsctx->publish(subject, *body, no_headers, po);
     if (!ack) {
         const auto& e = ack.error();
+        if (e.code == js::errc::no_responders) {
+            // Nothing answered the publish: no stream binds the subject, or the server runs
+            // without JetStream. Asking the JetStream API tells the two apart.
+            auto probed = co_await client.jsctx->get_stream_info(o.stream);
+            if (!probed && probed.error().code == js::errc::no_responders)
+                throw transport_failure(client.jetstream_disabled());
+        }
         if (e.code == js::errc::no_responders || e.err_code == js::api_stream_not_found)
             throw transport_failure(
                 fmt::format("no JetStream stream takes {}; create the work queue stream (see fisk-ai-serve check)",

@@ -184,6 +184,30 @@ TEST_CASE("fisk-ai-a2a enqueue names what is wrong: no stream, a job too large, 
     CHECK(got.out == "W1\ndone waiting\n");
 }
 
+TEST_CASE("fisk-ai-a2a enqueue and answer say when the server has no JetStream", "[apps][queue][nats]") {
+    fiskai::conns::broker_options without;
+    without.jetstream = false;
+    fiskai::conns::embedded_broker broker(without);
+    fiskai::test::scratch_dir scratch;
+    std::filesystem::create_directories(scratch.path / "nats" / "context");
+    scratch.write("nats/context/plain.json", fmt::format(R"({{"url":"{}"}})", broker.url()));
+    const auto run = [&](const std::string& args) {
+        return fiskai::test::run_shell(
+            fmt::format("XDG_CONFIG_HOME={} {} {} --context plain 2>&1", scratch.path.string(), FISK_AI_A2A_PATH, args),
+            60s);
+    };
+    const auto want = fmt::format(
+        "fisk-ai-a2a: error: JetStream is not enabled on the NATS server at {}; the work queue and the task store "
+        "need it (nats-server -js, or jetstream {{}} in its configuration)\n",
+        broker.url());
+    for (const auto* args : {"enqueue svc hello", "answer svc T1"}) {
+        INFO(args);
+        const auto r = run(args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out == want);
+    }
+}
+
 TEST_CASE("fisk-ai-a2a dead-letters lists an agent's dead letters and re-enqueues one", "[apps][queue][nats]") {
     cli_world w;
     fiskai::test::stream_spec s;
