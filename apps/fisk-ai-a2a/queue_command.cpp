@@ -114,7 +114,7 @@ struct queue_client {
     // Nothing answers the JetStream API on the server this client reached.
     [[nodiscard]] std::string jetstream_disabled() const {
         return fmt::format(
-            "JetStream is not enabled on the NATS server at {}; the work queue and the task store "
+            "JetStream is not enabled on the NATS server at {}; the queue's streams and task store "
             "need it (nats-server -js, or jetstream {{}} in its configuration)",
             nats.nats()->connected_url());
     }
@@ -312,6 +312,7 @@ asio::awaitable<int> run_dead_letters(dead_letter_options o) {
         if (info.error().code == js::errc::not_found)
             throw transport_failure(
                 fmt::format("dead-letter stream {} does not exist (see docs/queue.md)", gocompat::quote(o.stream)));
+        if (info.error().code == js::errc::no_responders) throw transport_failure(client.jetstream_disabled());
         throw transport_failure(fmt::format("reading stream {}: {}", gocompat::quote(o.stream), info.error().message));
     }
     const auto held = info->state.subjects.contains(subject) ? info->state.subjects.at(subject) : 0;

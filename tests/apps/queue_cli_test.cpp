@@ -184,7 +184,7 @@ TEST_CASE("fisk-ai-a2a enqueue names what is wrong: no stream, a job too large, 
     CHECK(got.out == "W1\ndone waiting\n");
 }
 
-TEST_CASE("fisk-ai-a2a enqueue and answer say when the server has no JetStream", "[apps][queue][nats]") {
+TEST_CASE("fisk-ai-a2a enqueue, answer and dead-letters say when the server has no JetStream", "[apps][queue][nats]") {
     fiskai::conns::broker_options without;
     without.jetstream = false;
     fiskai::conns::embedded_broker broker(without);
@@ -197,10 +197,10 @@ TEST_CASE("fisk-ai-a2a enqueue and answer say when the server has no JetStream",
             60s);
     };
     const auto want = fmt::format(
-        "fisk-ai-a2a: error: JetStream is not enabled on the NATS server at {}; the work queue and the task store "
+        "fisk-ai-a2a: error: JetStream is not enabled on the NATS server at {}; the queue's streams and task store "
         "need it (nats-server -js, or jetstream {{}} in its configuration)\n",
         broker.url());
-    for (const auto* args : {"enqueue svc hello", "answer svc T1"}) {
+    for (const auto* args : {"enqueue svc hello", "answer svc T1", "dead-letters svc"}) {
         INFO(args);
         const auto r = run(args);
         CHECK(r.exit_code == 2);
