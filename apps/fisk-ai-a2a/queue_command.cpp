@@ -110,14 +110,6 @@ struct queue_client {
         jsctx.reset();
         pool.join();
     }
-
-    // Nothing answers the JetStream API on the server this client reached.
-    [[nodiscard]] std::string jetstream_disabled() const {
-        return fmt::format(
-            "JetStream is not enabled on the NATS server at {}; the queue's streams and task store "
-            "need it (nats-server -js, or jetstream {{}} in its configuration)",
-            nats.nats()->connected_url());
-    }
 };
 
 // Prints a stored answer and returns its exit code.
@@ -150,7 +142,7 @@ asio::awaitable<int> await_answer(queue_client& client, const answer_options& o)
             throw transport_failure(
                 fmt::format("task store KV bucket {} does not exist; create it first (see fisk-ai-serve check)",
                             gocompat::quote(o.bucket)));
-        if (bucket.error().code == js::errc::no_responders) throw transport_failure(client.jetstream_disabled());
+        if (bucket.error().code == js::errc::no_responders) throw transport_failure(client.jsctx->not_enabled_text());
         throw transport_failure(
             fmt::format("reading KV bucket {}: {}", gocompat::quote(o.bucket), bucket.error().message));
     }
@@ -268,7 +260,7 @@ asio::awaitable<int> run_enqueue(enqueue_options o) {
             // without JetStream. Asking the JetStream API tells the two apart.
             auto probed = co_await client.jsctx->get_stream_info(o.stream);
             if (!probed && probed.error().code == js::errc::no_responders)
-                throw transport_failure(client.jetstream_disabled());
+                throw transport_failure(client.jsctx->not_enabled_text());
         }
         if (e.code == js::errc::no_responders || e.err_code == js::api_stream_not_found)
             throw transport_failure(
@@ -312,7 +304,7 @@ asio::awaitable<int> run_dead_letters(dead_letter_options o) {
         if (info.error().code == js::errc::not_found)
             throw transport_failure(
                 fmt::format("dead-letter stream {} does not exist (see docs/queue.md)", gocompat::quote(o.stream)));
-        if (info.error().code == js::errc::no_responders) throw transport_failure(client.jetstream_disabled());
+        if (info.error().code == js::errc::no_responders) throw transport_failure(client.jsctx->not_enabled_text());
         throw transport_failure(fmt::format("reading stream {}: {}", gocompat::quote(o.stream), info.error().message));
     }
     const auto held = info->state.subjects.contains(subject) ? info->state.subjects.at(subject) : 0;

@@ -197,8 +197,8 @@ TEST_CASE("fisk-ai-a2a enqueue, answer and dead-letters say when the server has 
             60s);
     };
     const auto want = fmt::format(
-        "fisk-ai-a2a: error: JetStream is not enabled on the NATS server at {}; the queue's streams and task store "
-        "need it (nats-server -js, or jetstream {{}} in its configuration)\n",
+        "fisk-ai-a2a: error: JetStream is not enabled on the NATS server at {}; start it with -js (or jetstream {{}} "
+        "in its configuration)\n",
         broker.url());
     for (const auto* args : {"enqueue svc hello", "answer svc T1", "dead-letters svc"}) {
         INFO(args);

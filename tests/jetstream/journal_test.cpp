@@ -90,6 +90,12 @@ TEST_CASE("jetstream journal: the store contract", "[runstate][jetstream][nats]"
     });
 }
 
+TEST_CASE("jetstream journal: a server without JetStream is named, with the fix", "[runstate][jetstream][nats]") {
+    js_fixture f(fiskai::test::without_jetstream());
+    CHECK(bind_failure(f, "FISK_SESSIONS") ==
+          "jetstream session: cannot bind stream \"FISK_SESSIONS\": " + f.not_enabled_text());
+}
+
 TEST_CASE("jetstream journal: bind checks refuse what would lose or mutate a record, in Go's words",
           "[runstate][jetstream][nats]") {
     js_fixture f;

@@ -42,6 +42,13 @@ struct stream_spec {
     bool work_queue = false;
 };
 
+// A broker started without JetStream, for the texts that must say so.
+inline conns::broker_options without_jetstream() {
+    conns::broker_options o;
+    o.jetstream = false;
+    return o;
+}
+
 class js_fixture {
 public:
     explicit js_fixture(conns::broker_options broker_options = {})
@@ -126,6 +133,12 @@ public:
     }
 
     [[nodiscard]] jsCtx* raw_js() const noexcept { return raw_js_; }
+
+    // What an operator is told when this fixture's broker runs without JetStream.
+    [[nodiscard]] std::string not_enabled_text() const {
+        return "JetStream is not enabled on the NATS server at " + broker.url() +
+               "; start it with -js (or jetstream {} in its configuration)";
+    }
 
     conns::embedded_broker broker;
     std::unique_ptr<conns::connection> connection;

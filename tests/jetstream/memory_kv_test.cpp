@@ -60,6 +60,12 @@ TEST_CASE("memory kv: the memory contract, read-before-update on", "[memory][jet
         {.read_before_update = true});
 }
 
+TEST_CASE("memory kv: a server without JetStream is named, with the fix", "[memory][jetstream][nats]") {
+    js_fixture f(fiskai::test::without_jetstream());
+    CHECK(bind_failure(f, "agent-memory") ==
+          "jetstream memory: cannot bind KV bucket \"agent-memory\": " + f.not_enabled_text());
+}
+
 TEST_CASE("memory kv: bind checks in Go's words; nothing is provisioned", "[memory][jetstream][nats]") {
     js_fixture f;
     CHECK(bind_failure(f, "agent-memory") ==

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <stdexcept>
 
 namespace fiskai::jetstream {
@@ -224,6 +225,16 @@ context::~context() = default;
 
 milliseconds context::default_timeout() const noexcept { return impl_->default_timeout; }
 const asio::any_io_executor& context::blocking() const noexcept { return impl_->blocking; }
+
+std::string context::not_enabled_text() const {
+    std::array<char, 512> url{};
+    std::string server = "the NATS server";
+    if (natsConnection_GetConnectedUrl(impl_->nc, url.data(), url.size()) == NATS_OK && url[0] != '\0') {
+        server += fmt::format(" at {}", url.data());
+    }
+    return fmt::format("JetStream is not enabled on {}; start it with -js (or jetstream {{}} in its configuration)",
+                       server);
+}
 
 asio::awaitable<result<jetstream::stream_info>> context::get_stream_info(std::string stream,
                                                                          std::string subjects_filter,

@@ -233,6 +233,10 @@ asio::awaitable<std::shared_ptr<store>> bind_kv_store(kv_store_options options, 
                 "--max-value-size={}`",
                 quote(options.bucket), options.bucket, kv_min_value_size));
         }
+        if (bound.error().code == js::errc::no_responders) {
+            throw startup_error(fmt::format("jetstream memory: cannot bind KV bucket {}: {}", quote(options.bucket),
+                                            jsc->not_enabled_text()));
+        }
         throw startup_error(
             fmt::format("jetstream memory: binding KV bucket {}: {}", quote(options.bucket), bound.error().message));
     }

@@ -481,6 +481,10 @@ asio::awaitable<std::shared_ptr<store>> bind_jetstream_store(jetstream_store_opt
     if (!info) {
         if (info.error().code == js::errc::not_found)
             throw startup_error(js_layout::missing_stream_text(options.stream));
+        if (info.error().code == js::errc::no_responders) {
+            throw startup_error(fmt::format("jetstream session: cannot bind stream {}: {}", quote(options.stream),
+                                            jsc->not_enabled_text()));
+        }
         throw startup_error(
             fmt::format("jetstream session: binding stream {}: {}", quote(options.stream), info.error().message));
     }

@@ -286,6 +286,11 @@ public:
     [[nodiscard]] milliseconds default_timeout() const noexcept;
     [[nodiscard]] const boost::asio::any_io_executor& blocking() const noexcept;
 
+    // What to tell the operator when the JetStream API answers errc::no_responders: the
+    // server this connection reached runs without JetStream (`JetStream is not enabled on
+    // the NATS server at nats://…; start it with -js (or jetstream {} in its configuration)`).
+    [[nodiscard]] std::string not_enabled_text() const;
+
     // Stream configuration and state; with `subjects_filter`, the per-subject counts of the
     // subjects it matches.
     boost::asio::awaitable<result<jetstream::stream_info>> get_stream_info(std::string stream,
