@@ -123,6 +123,27 @@ TEST_CASE("check refuses a worker without tools", "[serve_app]") {
                                "(application_path unset)"));
 }
 
+TEST_CASE("check names an MCP server that does not start, and exits 1", "[serve_app]") {
+    // Each fails inside session::open before its options are moved: the path that crashed
+    // when resources built them as a temporary in the co_await expression (GCC 12).
+    serve_env e;
+    const std::vector<std::pair<std::string, std::string>> servers = {
+        {"  - name: gone\n    command: /nonexistent/bin\n",
+         "fisk-ai-serve: error: mcp server \"gone\": starting \"/nonexistent/bin\": No such file or directory\n"},
+        {"  - name: quits\n    command: /bin/sh\n    args: [\"-c\", \"exit 3\"]\n",
+         "fisk-ai-serve: error: mcp server \"quits\": it stopped before answering initialize: the process exited with "
+         "status 3\n"},
+        {"  - name: web\n    url: http://127.0.0.1:9/mcp\n",
+         "fisk-ai-serve: error: mcp server \"web\": initialize failed: connect to 127.0.0.1:9: Connection refused\n"},
+    };
+    for (const auto& [server, text] : servers) {
+        INFO(server);
+        const auto r = e.check(e.config("nats_context: local\nmcp_servers:\n" + server));
+        CHECK(r.exit_code == 1);
+        CHECK(r.out == text);
+    }
+}
+
 TEST_CASE("check binds everything and prints the banner", "[serve_app]") {
     serve_env e;
     const auto r = e.check(e.config("nats_context: local\n"));

@@ -279,7 +279,11 @@ asio::awaitable<void> build_into(resources::impl& d, const config::config& cfg, 
 
     // 6. MCP-client sessions, started once for the worker's life.
     for (const auto& server : cfg.mcp_servers) {
-        auto opened = co_await mcpclient::session::open(server, {std::string(client_version), o.log});
+        // Named, not a braced temporary in the co_await expression: GCC 12 copies such an
+        // aggregate into the coroutine's frame bit for bit, so its string's short buffer is
+        // freed from the wrong frame when open() fails before moving it (a crash at startup).
+        mcpclient::session_options session_options{std::string(client_version), o.log};
+        auto opened = co_await mcpclient::session::open(server, std::move(session_options));
         if (!opened) throw std::runtime_error(opened.error());
         auto session = *opened;
         d.mcp.push_back(session);
