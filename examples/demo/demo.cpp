@@ -128,6 +128,11 @@ int emit_introspection(const minifisk::Application& app) {
         std::cout.flush();
         return 0;
     }
+    if (mode == "flood") {
+        // Output that never ends: fisk-ai must stop it at its cap, not drain it until a timeout.
+        const std::string chunk(1 << 16, 'f');
+        for (;;) std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    }
     if (mode == "hang") {
         std::this_thread::sleep_for(std::chrono::hours(1));
         return 0;

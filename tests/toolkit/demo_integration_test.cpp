@@ -202,6 +202,12 @@ TEST_CASE("bad introspection output gives each clear error", "[demo]") {
     CHECK(introspect_error("huge") == "introspecting " + q +
                                           " produced more than 16777216 bytes; the binary must emit a bounded "
                                           "introspection document");
+    // A binary that never stops writing is stopped at the cap, long before the timeout.
+    const auto flooding = std::chrono::steady_clock::now();
+    CHECK(introspect_error("flood", 120s) == "introspecting " + q +
+                                                 " produced more than 16777216 bytes; the binary must emit a bounded "
+                                                 "introspection document");
+    CHECK(std::chrono::steady_clock::now() - flooding < 60s);
     CHECK(introspect_error("fail") == "introspecting " + q + ": exit status 2");
     const auto start = std::chrono::steady_clock::now();
     CHECK(introspect_error("hang", 1s) ==

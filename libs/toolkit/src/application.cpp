@@ -31,14 +31,15 @@ boost::asio::awaitable<fisk_application> introspect(std::string application_path
     if (r.state == status::cancelled)
         throw introspection_error(fmt::format("introspecting {}: context canceled", path));
     if (r.state == status::start_failed) throw introspection_error(fmt::format("introspecting {}: {}", path, r.error));
-    if (r.exit_code != 0) {
-        throw introspection_error(r.exit_code > 0 ? fmt::format("introspecting {}: exit status {}", path, r.exit_code)
-                                                  : fmt::format("introspecting {}: killed by a signal", path));
-    }
+    // Before the exit status: a binary that passes the cap is killed there.
     if (r.truncated) {
         throw introspection_error(fmt::format(
             "introspecting {} produced more than {} bytes; the binary must emit a bounded introspection document", path,
             max_introspect_bytes));
+    }
+    if (r.exit_code != 0) {
+        throw introspection_error(r.exit_code > 0 ? fmt::format("introspecting {}: exit status {}", path, r.exit_code)
+                                                  : fmt::format("introspecting {}: killed by a signal", path));
     }
     try {
         co_return parse_fisk_model(r.output);

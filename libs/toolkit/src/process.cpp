@@ -366,6 +366,9 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         for (;;) {
             auto [read_ec, n] = co_await reader.async_read_some(asio::buffer(buf), tuple_awaitable);
             if (n > 0) capture.write(std::string_view(buf.data(), n));
+            // Past a head-only cap the result is refused whatever follows, so a child that
+            // floods is stopped now rather than drained until it exits or times out.
+            if (spec.capture == capture_mode::head_only && capture.exceeded()) kill_group(pgid);
             if (read_ec) break;
         }
         reader_done = true;

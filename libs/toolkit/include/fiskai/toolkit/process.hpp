@@ -16,7 +16,8 @@ namespace fiskai::toolkit {
 // How output beyond the cap is kept.
 enum class capture_mode {
     head_and_tail,  // tool runs: first half + marker + last half
-    head_only,      // introspection: the head, with an "exceeded" flag
+    head_only,      // introspection: the head, with an "exceeded" flag; the group is killed once
+                    // the cap is passed (nothing after the head is kept)
 };
 
 struct process_spec {
