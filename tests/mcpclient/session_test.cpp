@@ -4,6 +4,7 @@
 
 #include "async_test.hpp"
 #include "process_probe.hpp"
+#include "test_server.hpp"
 
 #include <fiskai/mcpclient/session.hpp>
 #include <fiskai/mcpclient/tools.hpp>
@@ -527,5 +528,55 @@ TEST_CASE("http: a header from a missing environment variable is a startup error
         auto opened = co_await mc::session::open(cfg, no_options());
         REQUIRE_FALSE(opened.has_value());
         CHECK(opened.error().find("FISKAI_TEST_SURELY_UNSET_TOKEN") != std::string::npos);
+    }());
+}
+
+TEST_CASE("http: a server that sends nothing but junk ends at the startup deadline, logged a few times",
+          "[mcpclient][http][fault]") {
+    // An answer stream of events that are not JSON-RPC, without end: the read must stop at
+    // the deadline (the bytes are always there, so no read waits for its timer), and the
+    // log must not get a line for each one.
+    std::atomic<bool> stop{false};
+    fiskai::test::http_test_server junk([&](fiskai::test::http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+        std::string burst;
+        for (int i = 0; i < 200; ++i) burst += "12\r\ndata: {\"ping\":1}\n\n\r\n";
+        while (!stop) co_await s.write_raw(burst);
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto warnings = std::make_shared<std::vector<std::string>>();
+        mc::session_options options;
+        options.log = [warnings](fiskai::gocompat::log_level level, std::string_view message,
+                                 fiskai::gocompat::log_fields) {
+            if (level == fiskai::gocompat::log_level::warn) warnings->emplace_back(message);
+        };
+        auto cfg = http_server("junk", fmt::format("http://127.0.0.1:{}/mcp", junk.port()));
+        cfg.startup_timeout = 1s;
+        const auto start = std::chrono::steady_clock::now();
+        auto opened = co_await mc::session::open(cfg, options);
+        REQUIRE_FALSE(opened.has_value());
+        CHECK(opened.error() == R"(mcp server "junk": no answer to initialize within 1s)");
+        CHECK(std::chrono::steady_clock::now() - start < 10s);
+        REQUIRE(warnings->size() == 6);
+        CHECK(std::count(warnings->begin(), warnings->end(), "mcp client: a message that is not JSON-RPC"s) == 5);
+        CHECK(warnings->back() == "mcp client: more messages that are not JSON-RPC; no longer logging them");
+    }());
+    stop = true;
+}
+
+TEST_CASE("http: a JSON answer over the message cap is refused", "[mcpclient][http][fault]") {
+    fiskai::test::http_test_server huge([](fiskai::test::http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+        const std::string piece(1 << 20, ' ');
+        const std::string chunk = fmt::format("{:x}\r\n{}\r\n", piece.size(), piece);
+        for (int i = 0; i < 70; ++i) co_await s.write_raw(chunk);
+        co_await s.write_raw("0\r\n\r\n");
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto opened = co_await mc::session::open(
+            http_server("huge", fmt::format("http://127.0.0.1:{}/mcp", huge.port())), no_options());
+        REQUIRE_FALSE(opened.has_value());
+        CHECK(opened.error() == R"(mcp server "huge": initialize failed: the JSON answer is over 67108864 bytes)");
     }());
 }

@@ -6,6 +6,8 @@
 #include "test_server.hpp"
 
 #include <boost/asio/this_coro.hpp>
+#include <atomic>
+#include <optional>
 #include <catch2/catch.hpp>
 
 using namespace std::chrono_literals;
@@ -109,6 +111,47 @@ TEST_CASE("stream: a silent server fails the read at its deadline, and the conne
         CHECK(client.idle_count() == 0);
     }());
     CHECK(fiskai::test::wait_until([&] { return server.peer_closed == 1; }));
+}
+
+TEST_CASE("stream: a server that never stops sending fails the read at its deadline", "[net][sse]") {
+    // The bytes are always waiting, so no read ever waits for the deadline's timer: the
+    // deadline must be checked before each read, for events and for raw pieces alike.
+    std::atomic<bool> stop{false};
+    http_test_server server([&](http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw(std::string(sse_head));
+        std::string burst;
+        for (int i = 0; i < 200; ++i) burst += chunk("data: {\"ping\":true}\n\n");
+        while (!stop) co_await s.write_raw(burst);
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto executor = co_await asio::this_coro::executor;
+        http_client client(executor);
+        for (const bool events : {true, false}) {
+            INFO((events ? "next_event" : "read_some"));
+            http_request request{.method = "GET", .url = server.url()};
+            auto opened = co_await client.open_stream(std::move(request), clock_type::now() + 10s);
+            REQUIRE(opened.has_value());
+            const auto start = clock_type::now();
+            const auto deadline = start + 300ms;
+            std::size_t read = 0;
+            std::optional<http_error> failure;
+            while (!failure && clock_type::now() - start < 20s) {
+                if (events) {
+                    auto event = co_await opened->next_event(deadline);
+                    if (!event) failure = event.error();
+                } else {
+                    auto piece = co_await opened->read_some(deadline);
+                    if (!piece) failure = piece.error();
+                }
+                ++read;
+            }
+            REQUIRE(failure.has_value());
+            CHECK(failure->what == http_error::kind::timeout);
+            CHECK(read > 1);  // it did read while the deadline was ahead
+            CHECK(clock_type::now() - start < 5s);
+        }
+    }());
+    stop = true;
 }
 
 TEST_CASE("stream: an event over the body limit fails with too_large", "[net][sse]") {

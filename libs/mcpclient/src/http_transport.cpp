@@ -73,6 +73,11 @@ public:
             if (!piece) co_return failure_of(piece.error());
             if (!*piece) break;
             body += **piece;
+            if (body.size() > message_cap) {
+                stream.close();
+                co_return rpc_failure{rpc_failure::kind::failed,
+                                      fmt::format("the JSON answer is over {} bytes", message_cap)};
+            }
         }
         auto in = classify(body);
         if (auto answer = co_await take(in, id)) co_return std::move(*answer);
@@ -174,7 +179,10 @@ private:
                 log_.debug("mcp client: notification ignored", {{"server", server_}, {"method", in.method}});
                 break;
             case incoming::kind::invalid:
-                log_.warn("mcp client: a message that is not JSON-RPC", {{"server", server_}, {"error", in.problem}});
+                if (malformed_.admit(log_, server_)) {
+                    log_.warn("mcp client: a message that is not JSON-RPC",
+                              {{"server", server_}, {"error", in.problem}});
+                }
                 break;
         }
         co_return std::nullopt;
@@ -205,6 +213,7 @@ private:
     std::string url_;
     net::header_list extra_;
     gocompat::logger log_;
+    malformed_messages malformed_;
     net::http_client http_;
     std::string session_id_;
     std::string protocol_version_;

@@ -41,8 +41,8 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 // One stderr line logged at most this long: a chatty server cannot flood the log.
 constexpr std::size_t stderr_line_cap = 4096;
-// A stdout line (one JSON-RPC message) at most this long; a longer one kills the session.
-constexpr std::size_t stdout_line_cap = std::size_t{64} << 20;
+// A stdout line (one JSON-RPC message) over message_cap kills the session.
+constexpr std::size_t stdout_line_cap = message_cap;
 
 // Writing to a child that has exited raises SIGPIPE, whose default kills the whole server.
 // Asio's pipes cannot pass MSG_NOSIGNAL, so the signal is ignored instead (EPIPE is then
@@ -239,8 +239,11 @@ private:
                 log_.debug("mcp client: notification ignored", {{"server", server_}, {"method", in.method}});
                 return;
             case incoming::kind::invalid:
-                log_.warn("mcp client: a line on stdout that is not JSON-RPC",
-                          {{"server", server_}, {"error", in.problem}, {"line", gocompat::quote(line.substr(0, 200))}});
+                if (malformed_.admit(log_, server_)) {
+                    log_.warn(
+                        "mcp client: a line on stdout that is not JSON-RPC",
+                        {{"server", server_}, {"error", in.problem}, {"line", gocompat::quote(line.substr(0, 200))}});
+                }
                 return;
         }
     }
@@ -300,6 +303,7 @@ private:
     asio::any_io_executor ex_;
     std::string server_;
     gocompat::logger log_;
+    malformed_messages malformed_;
     int pid_;
     asio::writable_pipe stdin_;
     asio::readable_pipe stdout_;

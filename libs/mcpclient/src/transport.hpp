@@ -33,6 +33,27 @@ struct rpc_failure {
 using rpc_result = boost::system::result<boost::json::value, rpc_failure>;
 using clock = std::chrono::steady_clock;
 
+// One JSON-RPC message from a server at most this long, on either transport.
+inline constexpr std::size_t message_cap = std::size_t{64} << 20;
+
+// Warnings about a server's malformed messages: the first few are logged, then one line
+// says the rest are not, so a server that sends nothing else cannot flood the log.
+class malformed_messages {
+public:
+    static constexpr long long logged = 5;
+    // Whether this one is logged; the first one past the limit logs that the rest are not.
+    bool admit(const gocompat::logger& log, const std::string& server) {
+        if (++seen_ <= logged) return true;
+        if (seen_ == logged + 1) {
+            log.warn("mcp client: more messages that are not JSON-RPC; no longer logging them", {{"server", server}});
+        }
+        return false;
+    }
+
+private:
+    long long seen_ = 0;
+};
+
 class transport {
 public:
     virtual ~transport() = default;

@@ -451,6 +451,13 @@ asio::awaitable<http_result<std::optional<std::string>>> read_piece(response_str
     if (s.failed) co_return *s.failed;
     while (!s.ended) {
         if (!s.conn) co_return http_error{http_error::kind::closed, "the response stream was closed"};
+        // Beast's timer cannot end a read whose bytes are already waiting (the read completes
+        // before the expired timer's handler runs), so a server that never stops sending would
+        // outrun the deadline: it is checked here, before every read.
+        if (clock::now() >= deadline) {
+            s.fail(detail::exchange_failure(beast::error::timeout, detail::phase::read, s.conn->authority, false, 0));
+            co_return *s.failed;
+        }
         auto& body = s.parser->get().body();
         body.data = s.chunk.data();
         body.size = s.chunk.size();
