@@ -46,19 +46,7 @@ http_request get(std::string url) { return http_request{.method = "GET", .url = 
 
 asio::awaitable<void> answer_ok(http_test_server::session& s) { co_await s.respond(200, "ok"); }
 
-// Waits on the test's io_context (so the client's operations keep running) until `condition`.
-template <class Condition>
-asio::awaitable<bool> eventually(Condition condition, clock_type::duration limit = 10s) {
-    auto executor = co_await asio::this_coro::executor;
-    asio::steady_timer timer(executor);
-    const auto end = clock_type::now() + limit;
-    while (!condition()) {
-        if (clock_type::now() > end) co_return false;
-        timer.expires_after(5ms);
-        co_await timer.async_wait(asio::use_awaitable);
-    }
-    co_return true;
-}
+using fiskai::test::eventually;
 
 }  // namespace
 

@@ -5,6 +5,9 @@
 #include "async_test.hpp"
 #include "test_server.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <atomic>
 #include <optional>
@@ -16,6 +19,7 @@ using fiskai::net::http_client;
 using fiskai::net::http_error;
 using fiskai::net::http_request;
 using fiskai::net::sse_event;
+using fiskai::test::eventually;
 using fiskai::test::http_test_server;
 using fiskai::test::run_awaitable;
 using clock_type = std::chrono::steady_clock;
@@ -150,6 +154,47 @@ TEST_CASE("stream: a server that never stops sending fails the read at its deadl
             CHECK(read > 1);  // it did read while the deadline was ahead
             CHECK(clock_type::now() - start < 5s);
         }
+    }());
+    stop = true;
+}
+
+TEST_CASE("stream: cancelling a reader of a server that never stops sending ends it at once", "[net][sse]") {
+    std::atomic<bool> stop{false};
+    http_test_server server([&](http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw(std::string(sse_head));
+        std::string burst;
+        for (int i = 0; i < 200; ++i) burst += chunk("data: {\"ping\":true}\n\n");
+        while (!stop) co_await s.write_raw(burst);
+    });
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto executor = co_await asio::this_coro::executor;
+        http_client client(executor);
+        http_request request{.method = "GET", .url = server.url()};
+        auto opened = co_await client.open_stream(std::move(request), clock_type::now() + 10s);
+        REQUIRE(opened.has_value());
+        auto stream = std::make_shared<fiskai::net::response_stream>(std::move(*opened));
+        std::atomic<std::size_t> read{0};
+        std::optional<http_error> failure;
+        auto reader = [stream, &read]() -> asio::awaitable<http_error> {
+            // Only the stream may notice the cancellation, as for every caller that handles
+            // its errors as values.
+            co_await asio::this_coro::throw_if_cancelled(false);
+            for (;;) {
+                auto event = co_await stream->next_event(clock_type::now() + 60s);
+                if (!event) co_return event.error();
+                ++read;
+            }
+        };
+        asio::cancellation_signal signal;
+        asio::co_spawn(executor, reader(),
+                       asio::bind_cancellation_slot(
+                           signal.slot(), [&failure](std::exception_ptr, http_error e) { failure = std::move(e); }));
+        REQUIRE(co_await eventually([&] { return read > 100; }));
+        const auto start = clock_type::now();
+        signal.emit(asio::cancellation_type::terminal);
+        REQUIRE(co_await eventually([&] { return failure.has_value(); }, 5s));
+        CHECK(failure->what == http_error::kind::cancelled);
+        CHECK(clock_type::now() - start < 5s);
     }());
     stop = true;
 }

@@ -4,6 +4,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <chrono>
@@ -34,6 +37,21 @@ bool wait_until(Condition condition, std::chrono::steady_clock::duration deadlin
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return condition();
+}
+
+// The same from inside a coroutine: waits on its executor (so the operations under test
+// keep running on it) until `condition` holds or `limit` passes; returns whether it held.
+template <typename Condition>
+boost::asio::awaitable<bool> eventually(Condition condition,
+                                        std::chrono::steady_clock::duration limit = std::chrono::seconds(10)) {
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() > end) co_return false;
+        timer.expires_after(std::chrono::milliseconds(5));
+        co_await timer.async_wait(boost::asio::use_awaitable);
+    }
+    co_return true;
 }
 
 inline std::string source_path(const std::string& relative) { return std::string(FISKAI_SOURCE_DIR) + "/" + relative; }

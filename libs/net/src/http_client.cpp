@@ -458,6 +458,11 @@ asio::awaitable<http_result<std::optional<std::string>>> read_piece(response_str
             s.fail(detail::exchange_failure(beast::error::timeout, detail::phase::read, s.conn->authority, false, 0));
             co_return *s.failed;
         }
+        // The same holds for a cancellation: no waiting read is there to be aborted.
+        if (co_await detail::cancelled()) {
+            s.fail(detail::exchange_failure({}, detail::phase::read, s.conn->authority, true, 0));
+            co_return *s.failed;
+        }
         auto& body = s.parser->get().body();
         body.data = s.chunk.data();
         body.size = s.chunk.size();
