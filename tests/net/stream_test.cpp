@@ -31,6 +31,18 @@ std::string chunk(std::string_view data) { return fmt::format("{:x}\r\n{}\r\n", 
 constexpr std::string_view sse_head =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 
+// A server that sends events without end: every read finds its bytes already waiting.
+struct endless_sender {
+    std::atomic<bool> stop{false};
+    http_test_server server{[this](http_test_server::session& s) -> asio::awaitable<void> {
+        co_await s.write_raw(std::string(sse_head));
+        std::string burst;
+        for (int i = 0; i < 200; ++i) burst += chunk("data: {\"ping\":true}\n\n");
+        while (!stop) co_await s.write_raw(burst);
+    }};
+    ~endless_sender() { stop = true; }
+};
+
 }  // namespace
 
 TEST_CASE("stream: server-sent events arrive one by one, split across chunks", "[net][sse]") {
@@ -120,13 +132,8 @@ TEST_CASE("stream: a silent server fails the read at its deadline, and the conne
 TEST_CASE("stream: a server that never stops sending fails the read at its deadline", "[net][sse]") {
     // The bytes are always waiting, so no read ever waits for the deadline's timer: the
     // deadline must be checked before each read, for events and for raw pieces alike.
-    std::atomic<bool> stop{false};
-    http_test_server server([&](http_test_server::session& s) -> asio::awaitable<void> {
-        co_await s.write_raw(std::string(sse_head));
-        std::string burst;
-        for (int i = 0; i < 200; ++i) burst += chunk("data: {\"ping\":true}\n\n");
-        while (!stop) co_await s.write_raw(burst);
-    });
+    endless_sender sender;
+    auto& server = sender.server;
     run_awaitable([&]() -> asio::awaitable<void> {
         auto executor = co_await asio::this_coro::executor;
         http_client client(executor);
@@ -155,17 +162,11 @@ TEST_CASE("stream: a server that never stops sending fails the read at its deadl
             CHECK(clock_type::now() - start < 5s);
         }
     }());
-    stop = true;
 }
 
 TEST_CASE("stream: cancelling a reader of a server that never stops sending ends it at once", "[net][sse]") {
-    std::atomic<bool> stop{false};
-    http_test_server server([&](http_test_server::session& s) -> asio::awaitable<void> {
-        co_await s.write_raw(std::string(sse_head));
-        std::string burst;
-        for (int i = 0; i < 200; ++i) burst += chunk("data: {\"ping\":true}\n\n");
-        while (!stop) co_await s.write_raw(burst);
-    });
+    endless_sender sender;
+    auto& server = sender.server;
     run_awaitable([&]() -> asio::awaitable<void> {
         auto executor = co_await asio::this_coro::executor;
         http_client client(executor);
@@ -196,7 +197,6 @@ TEST_CASE("stream: cancelling a reader of a server that never stops sending ends
         CHECK(failure->what == http_error::kind::cancelled);
         CHECK(clock_type::now() - start < 5s);
     }());
-    stop = true;
 }
 
 TEST_CASE("stream: an event over the body limit fails with too_large", "[net][sse]") {
