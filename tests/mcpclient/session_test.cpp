@@ -447,6 +447,20 @@ TEST_CASE("stdio: a command that does not start and one that exits at once", "[m
         REQUIRE_FALSE(quits.has_value());
         CHECK(quits.error() ==
               R"(mcp server "nope": it stopped before answering initialize: the process exited with status 1)"s);
+
+        // One line without end: refused at the line cap (64 MiB arrive in well under a second),
+        // before a startup timeout that a search of the whole line at every read (quadratic:
+        // 11.8 s here) would pass.
+        cfg.command = "/bin/sh";
+        cfg.args = {"-c", "tr -d '\\n' < /dev/zero"};
+        cfg.startup_timeout = 5s;
+        const auto start = std::chrono::steady_clock::now();
+        auto endless = co_await mc::session::open(cfg, no_options());
+        REQUIRE_FALSE(endless.has_value());
+        CHECK(
+            endless.error() ==
+            R"(mcp server "nope": it stopped before answering initialize: it wrote a line over 67108864 bytes on stdout)"s);
+        CHECK(std::chrono::steady_clock::now() - start < 5s);
     }());
 }
 

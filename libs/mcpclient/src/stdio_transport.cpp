@@ -189,18 +189,22 @@ private:
 
     asio::awaitable<void> read_stdout(std::shared_ptr<stdio_transport>) {
         std::string buffered;
+        // What is left in `buffered` after a read holds no newline: the next search starts
+        // at the new bytes, so a long line costs its length once, not once per read.
+        std::size_t searched = 0;
         std::array<char, 16384> chunk;
         for (;;) {
             auto [ec, n] = co_await stdout_.async_read_some(asio::buffer(chunk), tuple_awaitable);
             buffered.append(chunk.data(), n);
             std::size_t start = 0;
-            for (auto nl = buffered.find('\n', start); nl != std::string::npos; nl = buffered.find('\n', start)) {
+            for (auto nl = buffered.find('\n', searched); nl != std::string::npos; nl = buffered.find('\n', start)) {
                 std::string_view line(buffered.data() + start, nl - start);
                 if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
                 if (!line.empty()) take_message(line);
                 start = nl + 1;
             }
             buffered.erase(0, start);
+            searched = buffered.size();
             if (buffered.size() > stdout_line_cap) {
                 mark_dead(fmt::format("it wrote a line over {} bytes on stdout", stdout_line_cap));
                 ::kill(-pid_, SIGKILL);
