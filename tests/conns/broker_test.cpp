@@ -121,6 +121,8 @@ TEST_CASE("an nkey seed file authenticates: the public key is derived from the s
     REQUIRE(detail::find_user_seed("# a comment\n" + seed + "\n") == seed);
     const auto pub = detail::user_public_key(seed);
     REQUIRE(pub);
+    // The seed is random: a failure must say which, so it can be replayed (a throwaway key).
+    INFO("seed " << seed << " public key " << *pub);
     CHECK(pub->size() == 56);
     CHECK(pub->front() == 'U');
     std::string corrupt = seed;
