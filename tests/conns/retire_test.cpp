@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -115,6 +116,20 @@ TEST_CASE("closing a connection to a broker that stopped answering is bounded", 
     auto c = connection::dial_url(broker.url(), o);
     REQUIRE(c->is_connected());
     REQUIRE(::kill(broker.pid(), SIGSTOP) == 0);
+    // kill() returns before a broker running on the other core has stopped, and in that
+    // moment it can still answer the PING; wait until the kernel reports it stopped ('T').
+    const auto stopped = [pid = broker.pid()] {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        std::getline(in, line);
+        const auto close_paren = line.rfind(')');
+        return close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] == 'T';
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!stopped() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE(stopped());
     const auto started = std::chrono::steady_clock::now();
     c->close();
     const auto took = std::chrono::steady_clock::now() - started;
