@@ -10,7 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "async_test.hpp"
 #include "nats_flood.hpp"
+#include "process_probe.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -23,7 +25,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -118,18 +119,8 @@ TEST_CASE("closing a connection to a broker that stopped answering is bounded", 
     REQUIRE(::kill(broker.pid(), SIGSTOP) == 0);
     // kill() returns before a broker running on the other core has stopped, and in that
     // moment it can still answer the PING; wait until the kernel reports it stopped ('T').
-    const auto stopped = [pid = broker.pid()] {
-        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-        std::string line;
-        std::getline(in, line);
-        const auto close_paren = line.rfind(')');
-        return close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] == 'T';
-    };
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!stopped() && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    REQUIRE(stopped());
+    REQUIRE(fiskai::test::wait_until([pid = broker.pid()] { return fiskai::test::process_state(pid) == 'T'; },
+                                     std::chrono::seconds(5)));
     const auto started = std::chrono::steady_clock::now();
     c->close();
     const auto took = std::chrono::steady_clock::now() - started;

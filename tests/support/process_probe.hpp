@@ -12,13 +12,19 @@
 
 namespace fiskai::test {
 
-// Gone, or a zombie waiting for its reaper (which runs nothing any more).
-inline bool process_gone(pid_t pid) {
+// The process's state letter from /proc/<pid>/stat (R, S, T, Z, ...); 0 when it is gone.
+inline char process_state(pid_t pid) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return true;
+    if (!stat) return 0;
     std::string content((std::istreambuf_iterator<char>(stat)), {});
     const auto close = content.rfind(')');
-    return close != std::string::npos && content.size() > close + 2 && content[close + 2] == 'Z';
+    return close != std::string::npos && content.size() > close + 2 ? content[close + 2] : 0;
+}
+
+// Gone, or a zombie waiting for its reaper (which runs nothing any more).
+inline bool process_gone(pid_t pid) {
+    const char state = process_state(pid);
+    return state == 0 || state == 'Z';
 }
 
 // Children of this process that have exited and wait unreaped (state Z), found by walking
