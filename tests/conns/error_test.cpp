@@ -6,6 +6,8 @@
 #include <fiskai/conns/embedded_broker.hpp>
 #include <fiskai/conns/error.hpp>
 
+#include "conns_test_support.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -23,30 +25,9 @@ using namespace fiskai::conns;
 
 namespace {
 
-connect_options quick() {
-    connect_options o;
-    o.name = connection_name("conns-error-test");
-    o.connect_timeout = std::chrono::milliseconds(1000);
-    o.allow_reconnect = false;
-    return o;
-}
+connect_options quick() { return fiskai::test::quick_dial("conns-error-test"); }
 
-// The code and message of the conns::error `f` throws; fails the test when it throws
-// nothing or something else.
-struct caught {
-    boost::system::error_code code;
-    std::string message;
-};
-
-caught failure_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const error& e) {
-        return {e.code(), e.what()};
-    }
-    FAIL("no conns::error was thrown");
-    return {};
-}
+using fiskai::test::failure_of;
 
 // A loopback port that completes TCP handshakes (the kernel's backlog) but never says
 // anything, as a hung server would.

@@ -1,17 +1,19 @@
 #include <fiskai/conns/connection.hpp>
 
 #include "nkeys.hpp"
+#include "sockets.hpp"
 
 #include <nats/nats.h>
+
+#include <openssl/crypto.h>
 
 #include <boost/asio/post.hpp>
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <condition_variable>
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -84,24 +86,55 @@ std::string describe(const nats_context& ctx) {
 // group's requests. Marks every socket of this process close-on-exec; called after each
 // (re)connect. Sockets are never meant to reach an exec'd tool in this project.
 void sockets_close_on_exec() noexcept {
-    DIR* dir = ::opendir("/proc/self/fd");
-    if (!dir) return;
-    const int own = ::dirfd(dir);
-    while (const dirent* e = ::readdir(dir)) {
-        char* end = nullptr;
-        const long fd = std::strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end != '\0' || fd < 3 || fd == own) continue;
-        struct stat st {};
-        if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-        const int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
-        if (flags >= 0 && !(flags & FD_CLOEXEC)) ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC);
+    try {
+        detail::for_each_socket([](int fd, ino_t) {
+            const int flags = ::fcntl(fd, F_GETFD);
+            if (flags >= 0 && !(flags & FD_CLOEXEC)) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+        });
+    } catch (...) {
+        // Out of memory in a callback nats.c made: the sockets stay as they are.
     }
-    ::closedir(dir);
 }
 
 }  // namespace
 
 std::string connection_name(std::string_view identity) { return fmt::format("fisk-ai {}", identity); }
+
+// The context's credentials as the connect callbacks use them. The files are read again at
+// every connect, as nats.c's own file options do, so a rotated seed or JWT is picked up on
+// reconnect.
+//
+// We sign the server's nonce ourselves rather than let nats.c do it: nats.c 3.4.1 (Debian
+// 12's) base64-encodes the signature with a function that returns nothing when the first
+// input byte is zero (fixed upstream in 3.8, nats-io/nats.c#705), so one connect in 256 sent
+// CONNECT without a signature and was refused as an authorization violation. A signature
+// that starts with a zero byte is refused here instead, before CONNECT is sent; dial()
+// connects again (a new connection gets a new nonce), and a reconnect simply tries again.
+struct signer {
+    enum class source { none, nkey_file, creds_file, inline_jwt };
+    source from = source::none;
+    std::string path;       // the nkey or creds file
+    std::string jwt, seed;  // inline user_jwt and user_seed
+    std::atomic<bool> zero_signature{false};
+
+    // The seed to sign with ("" for a JWT-only context), or why there is none.
+    struct loaded_seed {
+        std::string seed;
+        std::string error;
+    };
+    loaded_seed load_seed() const {
+        if (from == source::inline_jwt) return {seed, {}};
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return {{}, fmt::format("reading {}: {}", path, std::strerror(errno))};
+        std::stringstream ss;
+        ss << in.rdbuf();
+        auto text = ss.str();
+        auto found = detail::find_user_seed(text);
+        OPENSSL_cleanse(text.data(), text.size());
+        if (!found) return {{}, fmt::format("{} holds no user seed (SU...)", path)};
+        return {std::move(*found), {}};
+    }
+};
 
 // What nats.c's callbacks may reach. Shared by the connection and by the one pointer nats.c
 // holds (released by the closed callback, the last one nats.c ever makes), so a callback
@@ -114,7 +147,7 @@ struct events {
     std::condition_variable closed_cv;
     bool closed = false;
     std::string inbox_prefix;
-    std::vector<std::string> jwt_and_seed;  // user_jwt, user_seed for the callbacks
+    signer credentials;
 
     void emit(gocompat::log_level level, std::string text) {
         std::lock_guard lock(mutex);
@@ -156,27 +189,52 @@ void on_error(natsConnection*, natsSubscription*, natsStatus err, void* closure)
     of(closure).emit(gocompat::log_level::warn, fmt::format("NATS asynchronous error: {}", natsStatus_GetText(err)));
 }
 
+natsStatus fail(char** err_text, std::string_view why) {
+    *err_text = strdup(std::string(why).c_str());
+    return NATS_ERR;
+}
+
 natsStatus user_jwt_cb(char** jwt, char** err_text, void* closure) {
-    auto& ev = of(closure);
-    if (ev.jwt_and_seed.empty()) {
-        *err_text = strdup("no user JWT");
-        return NATS_ERR;
+    const auto& c = of(closure).credentials;
+    std::optional<std::string> found;
+    if (c.from == signer::source::inline_jwt) {
+        found = c.jwt;
+    } else {
+        std::ifstream in(c.path, std::ios::binary);
+        if (!in) return fail(err_text, fmt::format("reading {}: {}", c.path, std::strerror(errno)));
+        std::stringstream ss;
+        ss << in.rdbuf();
+        found = detail::find_user_jwt(ss.str());
+        if (!found) return fail(err_text, fmt::format("{} holds no user JWT", c.path));
     }
-    *jwt = strdup(ev.jwt_and_seed[0].c_str());
+    *jwt = strdup(found->c_str());
     return *jwt ? NATS_OK : NATS_NO_MEMORY;
 }
 
 natsStatus signature_cb(char** err_text, unsigned char** signature, int* length, const char* nonce, void* closure) {
-    auto& ev = of(closure);
-    if (ev.jwt_and_seed.size() < 2 || ev.jwt_and_seed[1].empty()) {
+    auto& c = of(closure).credentials;
+    auto loaded = c.load_seed();
+    if (!loaded.error.empty()) return fail(err_text, loaded.error);
+    auto& seed = loaded.seed;
+    if (seed.empty()) {
         // A JWT alone: an empty signature, as the Go client sends.
         *signature = static_cast<unsigned char*>(std::malloc(1));
         *length = 0;
         return *signature ? NATS_OK : NATS_NO_MEMORY;
     }
-    const natsStatus s = nats_Sign(ev.jwt_and_seed[1].c_str(), nonce, signature, length);
-    if (s != NATS_OK) *err_text = strdup("signing the server nonce with user_seed failed");
-    return s;
+    const auto signed_nonce = detail::sign(seed, nonce ? nonce : "");
+    OPENSSL_cleanse(seed.data(), seed.size());
+    if (!signed_nonce) return fail(err_text, "signing the server's nonce failed: the user seed is not valid");
+    if ((*signed_nonce)[0] == 0) {
+        c.zero_signature = true;
+        return fail(err_text,
+                    "the nonce's signature starts with a zero byte, which nats.c 3.4 drops; connecting again");
+    }
+    *signature = static_cast<unsigned char*>(std::malloc(signed_nonce->size()));
+    if (!*signature) return NATS_NO_MEMORY;
+    std::memcpy(*signature, signed_nonce->data(), signed_nonce->size());
+    *length = static_cast<int>(signed_nonce->size());
+    return NATS_OK;
 }
 
 }  // namespace
@@ -249,22 +307,37 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
     if (!o.name.empty()) wrap(natsOptions_SetName(opts.get(), o.name.c_str()), "connection name");
 
     // Credentials, in the Go client's order of precedence; a token is added to any of them.
+    std::optional<std::string> pub;  // an nkey's public key
     if (!ctx.user.empty()) {
         wrap(natsOptions_SetUserInfo(opts.get(), ctx.user.c_str(), ctx.password.c_str()), "user and password");
     } else if (!ctx.creds.empty()) {
-        wrap(natsOptions_SetUserCredentialsFromFiles(opts.get(), ctx.creds.c_str(), nullptr),
-             fmt::format("credentials file {}", ctx.creds));
+        // Checked now for a clear error; read again at each connect (see signer).
+        const auto text = read_file(ctx.creds);
+        if (!detail::find_user_jwt(text)) {
+            throw context_error(errc::malformed_context,
+                                fmt::format("{}: credentials file {} holds no user JWT", describe(ctx), ctx.creds));
+        }
+        if (!detail::find_user_seed(text)) {
+            throw context_error(
+                errc::malformed_context,
+                fmt::format("{}: credentials file {} holds no valid user seed (SU...)", describe(ctx), ctx.creds));
+        }
+        ev->credentials.from = signer::source::creds_file;
+        ev->credentials.path = ctx.creds;
     } else if (!ctx.nkey.empty()) {
         const auto seed = detail::find_user_seed(read_file(ctx.nkey));
-        const auto pub = seed ? detail::user_public_key(*seed) : std::nullopt;
+        pub = seed ? detail::user_public_key(*seed) : std::nullopt;
         if (!pub) {
             throw context_error(
                 errc::malformed_context,
                 fmt::format("{}: nkey file {} holds no valid user seed (SU...)", describe(ctx), ctx.nkey));
         }
-        wrap(natsOptions_SetNKeyFromSeed(opts.get(), pub->c_str(), ctx.nkey.c_str()), fmt::format("nkey {}", ctx.nkey));
+        ev->credentials.from = signer::source::nkey_file;
+        ev->credentials.path = ctx.nkey;
     } else if (!ctx.user_jwt.empty()) {
-        ev->jwt_and_seed = {ctx.user_jwt, ctx.user_seed};
+        ev->credentials.from = signer::source::inline_jwt;
+        ev->credentials.jwt = ctx.user_jwt;
+        ev->credentials.seed = ctx.user_seed;
     }
     if (!ctx.token.empty()) wrap(natsOptions_SetToken(opts.get(), ctx.token.c_str()), "token");
 
@@ -301,12 +374,36 @@ std::unique_ptr<connection> connection::dial(const nats_context& ctx, const conn
         wrap(natsOptions_SetReconnectedCB(opts.get(), on_reconnected, closure), "callbacks");
         wrap(natsOptions_SetClosedCB(opts.get(), on_closed, closure), "callbacks");
         wrap(natsOptions_SetErrorHandler(opts.get(), on_error, closure), "callbacks");
-        if (!ev->jwt_and_seed.empty()) {
+        using source = signer::source;
+        const auto from = ev->credentials.from;
+        if (from == source::nkey_file) {
+            wrap(natsOptions_SetNKey(opts.get(), pub->c_str(), signature_cb, closure),
+                 fmt::format("nkey {}", ctx.nkey));
+        } else if (from == source::creds_file || from == source::inline_jwt) {
             wrap(natsOptions_SetUserCredentialsCallbacks(opts.get(), user_jwt_cb, closure, signature_cb, closure),
-                 "user_jwt");
+                 from == source::creds_file ? fmt::format("credentials file {}", ctx.creds) : "user_jwt");
         }
         natsConnection* nc = nullptr;
-        const natsStatus s = natsConnection_Connect(&nc, opts.get());
+        natsStatus s = NATS_OK;
+        bool went_silent = false;
+        {
+            detail::dial_watchdog watchdog(detail::server_ports(urls),
+                                           o.connect_timeout + std::chrono::milliseconds(500));
+            // A signature refused for its leading zero byte costs one more connect (see
+            // signer); eight in a row happen once in 2^64 dials.
+            for (int attempt = 0; attempt < 8; ++attempt) {
+                ev->credentials.zero_signature = false;
+                s = natsConnection_Connect(&nc, opts.get());
+                if (s == NATS_OK || !ev->credentials.zero_signature) break;
+            }
+            went_silent = watchdog.fired();
+        }
+        if (s != NATS_OK && went_silent) {
+            throw connect_error(errc::timed_out,
+                                fmt::format("connecting to {}: the server sent its greeting (INFO) but did not answer "
+                                            "the connect within {} ms",
+                                            describe(ctx), o.connect_timeout.count()));
+        }
         if (s != NATS_OK) {
             throw connect_error(dial_failure(s), fmt::format("connecting to {}: {}", describe(ctx), status_text(s)));
         }

@@ -1,8 +1,10 @@
 #pragma once
-// Just enough of the NKeys encoding to connect with a context's `nkey` seed file: nats.c
-// 3.4.1 wants the public key next to the seed file, and the Go client derives it from the
-// seed. Ed25519 comes from OpenSSL.
+// Just enough of the NKeys encoding to connect with a context's credentials: the public key
+// of an `nkey` seed file (nats.c 3.4.1 wants it beside the seed; the Go client derives it),
+// the user JWT of a `creds` file, and the signature of the server's nonce. Ed25519 comes
+// from OpenSSL.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +17,16 @@ namespace fiskai::conns::detail {
 // The user public key (`U...`, 56 characters) of a user seed; nullopt when the seed is not a
 // well-formed user seed (bad alphabet, length, prefix or checksum).
 [[nodiscard]] std::optional<std::string> user_public_key(std::string_view seed);
+
+// The Ed25519 signature of `data` by the user seed `seed` (`SU...`); nullopt when the seed is
+// not a well-formed user seed.
+[[nodiscard]] std::optional<std::array<unsigned char, 64>> sign(std::string_view seed, std::string_view data);
+
+// The user JWT of a credentials file's text: the first fenced block of the decorated format
+// `nsc` writes (`-----BEGIN NATS USER JWT-----`, the JWT, `------END NATS USER JWT------`),
+// or the whole text, trimmed, when it has no fenced block (a bare JWT file), as the Go
+// client reads it; nullopt when that leaves nothing.
+[[nodiscard]] std::optional<std::string> find_user_jwt(std::string_view text);
 
 // The seed (`SU...`) of a raw 32-byte Ed25519 user seed.
 [[nodiscard]] std::string encode_user_seed(const unsigned char (&raw)[32]);
