@@ -3,6 +3,7 @@
 // agent on fiskai-fake-llm and the file journal. The test provisions the stream, the bucket
 // and the consumer as an operator would (nats.c directly); the worker never creates any.
 
+#include "async_test.hpp"
 #include "fake_llm_process.hpp"
 #include "js_fixture.hpp"
 #include "session_harness.hpp"
@@ -10,6 +11,7 @@
 #include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/stamp.hpp>
 #include <fiskai/a2a/validator.hpp>
+#include <fiskai/jetstream/offload.hpp>
 #include <fiskai/serve/queue_channel.hpp>
 #include <fiskai/serve/serve.hpp>
 #include <fiskai/serve/session_ids.hpp>
@@ -199,6 +201,12 @@ struct world {
         if (p.stream && p.consumer) add_consumer("svc", "choria.fisk-ai.work.svc", p.ack_wait, p.max_deliver);
     }
     ~world() {
+        // A fetch still waiting on its thread posts its result to the harness's io_context
+        // when it returns (jetstream's offload_to_thread), so that context must outlive it:
+        // closing the connection ends the wait at once. The channels and workers went
+        // before the world did.
+        nats.connection->close();
+        fiskai::test::wait_until([] { return js::offloaded_threads_running() == 0; });
         // A store in our directory goes only once no broker uses it.
         if (restartable) {
             restarted.reset();

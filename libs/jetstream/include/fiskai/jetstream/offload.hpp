@@ -24,6 +24,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -35,6 +36,10 @@
 namespace fiskai::jetstream {
 
 namespace detail {
+
+// How many offload_to_thread() calls are still running on their threads, the post of their
+// result included.
+inline std::atomic<int> threads_running{0};
 
 template <typename R>
 using offload_value = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
@@ -188,11 +193,26 @@ auto offload_to_completion(PoolExecutor pool, F fn) -> boost::asio::awaitable<st
 
 // Runs `fn()` on a thread of its own, for a call that may wait long (a fetch that waits for
 // work) and so must not hold a pool thread. The thread is detached: it owns nothing but
-// the job.
+// the job. Its last act is posting the result to the awaiter's io_context, so that context
+// must outlive it: an owner that stops its context before the call returns (a test) waits
+// for offloaded_threads_running() to reach 0 first.
 template <typename F>
 auto offload_to_thread(F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
-    auto submit = [](auto job) { std::thread(std::move(job)).detach(); };
+    auto submit = [](auto job) {
+        ++detail::threads_running;
+        try {
+            std::thread([job = std::move(job)]() mutable {
+                job();
+                --detail::threads_running;
+            }).detach();
+        } catch (...) {
+            --detail::threads_running;
+            throw;
+        }
+    };
     return offload_with(std::move(submit), std::move(fn));
 }
+
+inline int offloaded_threads_running() { return detail::threads_running.load(); }
 
 }  // namespace fiskai::jetstream
