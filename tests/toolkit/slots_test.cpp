@@ -51,12 +51,16 @@ void start_waiter(asio::io_context& ioc, slot_pool& pool, wait_state& state, std
     }
 }
 
-// Takes a slot, records its turn, and keeps the slot for a moment.
-asio::awaitable<void> hold_briefly(slot_pool& pool, std::vector<int>& order, int id) {
-    auto s = co_await pool.acquire();
-    order.push_back(id);
-    asio::steady_timer t(co_await asio::this_coro::executor, 1ms);
-    co_await t.async_wait(asio::use_awaitable);
+// Takes a slot, records its turn, keeps the slot for a moment, and counts itself done once
+// the slot is back in the pool.
+asio::awaitable<void> hold_briefly(slot_pool& pool, std::vector<int>& order, int& done, int id) {
+    {
+        auto s = co_await pool.acquire();
+        order.push_back(id);
+        asio::steady_timer t(co_await asio::this_coro::executor, 1ms);
+        co_await t.async_wait(asio::use_awaitable);
+    }
+    ++done;
 }
 
 // Runs handlers until `done` holds, failing the test at the deadline.
@@ -116,8 +120,10 @@ TEST_CASE("slots are handed out first come first served", "[slots]") {
     asio::io_context ioc;
     slot_pool pool(ioc.get_executor(), 1);
     std::vector<int> order;
-    for (int i = 0; i < 5; ++i) asio::co_spawn(ioc, hold_briefly(pool, order, i), asio::detached);
-    run_until(ioc, [&] { return order.size() == 5; });
+    int done = 0;
+    for (int i = 0; i < 5; ++i) asio::co_spawn(ioc, hold_briefly(pool, order, done, i), asio::detached);
+    // Until the last holder has given its slot back, not merely taken it.
+    run_until(ioc, [&] { return done == 5; });
     CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
     CHECK(pool.available() == 1);
 }
