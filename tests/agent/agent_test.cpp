@@ -275,7 +275,7 @@ TEST_CASE("a hard cancel abandons the running tool and leaves the session resuma
     CHECK(f.results().empty());
 }
 
-TEST_CASE("a follow-up continues a completed session; a missing one is refused", "[agent]") {
+TEST_CASE("a follow-up continues a completed session, a missing one is refused", "[agent]") {
     fixture f(json::array{text_step("First answer."), text_step("Second answer.")});
     auto missing = f.h->run(f.request("more", "nope", agent::session_mode::follow_up));
     CHECK(missing.reason == "error");
@@ -291,7 +291,7 @@ TEST_CASE("a follow-up continues a completed session; a missing one is refused",
     CHECK(users == 1);
 }
 
-TEST_CASE("the stop gate parks the run at the next boundary; resume completes it", "[agent]") {
+TEST_CASE("the stop gate parks the run at the next boundary, resume completes it", "[agent]") {
     fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"one"}}}), text_step("Done.")});
     agent::stop_gate stop;
     stop.close();
@@ -317,7 +317,7 @@ TEST_CASE("bad run inputs are refused with the text naming them", "[agent]") {
     CHECK(bad_id.error == "invalid run id: \"../etc\" (use letters, digits, '-' or '_')");
 }
 
-TEST_CASE("a tool that throws is an in-band failure; the crash barrier catches the rest", "[agent]") {
+TEST_CASE("a tool that throws is an in-band failure, the crash barrier catches the rest", "[agent]") {
     toolkit::function_tool_spec spec;
     spec.name = "explode";
     spec.description = "Throws";

@@ -51,7 +51,7 @@ public:
 
 }  // namespace
 
-TEST_CASE("3: a stop after a tool turn parks the session; a fresh run resumes it to completed", "[agent][go]") {
+TEST_CASE("3: a stop after a tool turn parks the session, a fresh run resumes it to completed", "[agent][go]") {
     fixture f(json::array{tool_step("echo", json::object{{"text", json::array{"one"}}}),
                           expect_result(text_step("Done."), "one")});
     agent::stop_gate stop;
@@ -332,7 +332,7 @@ TEST_CASE("23: failing to journal a follow-up ends the run in error without an L
     CHECK(f.request_count() == 1);
 }
 
-TEST_CASE("25: zero tools refuses the run; a built-in alone is enough", "[agent][go]") {
+TEST_CASE("25: zero tools refuses the run, a built-in alone is enough", "[agent][go]") {
     SECTION("no application, no built-ins") {
         fixture f(json::array{text_step("x")}, [](config::config& c) { c.application_path.clear(); });
         auto result = f.h->run(f.request());
@@ -398,7 +398,7 @@ TEST_CASE("29: the output cap is 8192, 16384 with thinking, and an explicit valu
     CHECK(cap_of(true, 1000) == 1000);
 }
 
-TEST_CASE("30: tool search: no warning when allowed or below 10; degraded by cause", "[agent][go]") {
+TEST_CASE("30: tool search: no warning when allowed or below 10, degraded by cause", "[agent][go]") {
     SECTION("allowed: no warning and the tools are deferred") {
         fixture f(json::array{text_step("ok")});
         REQUIRE(f.h->run(f.request()).reason == "completed");

@@ -31,7 +31,7 @@ TEST_CASE("a wrong command line exits 2 and says what is wrong", "[app][exit]") 
     }
 }
 
-TEST_CASE("help and version exit 0; a failure exits 1", "[app][exit]") {
+TEST_CASE("help and version exit 0, a failure exits 1", "[app][exit]") {
     for (const auto& cmd :
          {mcp + " --help", mcp + " --version", a2a + " --help", a2a + " --version", a2a + " serve --help"}) {
         CAPTURE(cmd);

@@ -284,7 +284,7 @@ std::map<std::string, std::string> endpoint_subjects(const std::string& info) {
 
 }  // namespace
 
-TEST_CASE("serve_tools: one micro service lists discovery, tool and request; tools and tasks are served",
+TEST_CASE("serve_tools: one micro service lists discovery, tool and request, tools and tasks are served",
           "[serve_run][serve_tools]") {
     worker_env e(true);
     const auto url = e.start();

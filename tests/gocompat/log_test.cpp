@@ -138,7 +138,7 @@ TEST_CASE("gocompat: lines from many threads never interleave", "[gocompat][log]
     }
 }
 
-TEST_CASE("gocompat: an empty logger drops everything; formats parse by name", "[gocompat][log]") {
+TEST_CASE("gocompat: an empty logger drops everything, formats parse by name", "[gocompat][log]") {
     const logger none;
     CHECK_FALSE(static_cast<bool>(none));
     none.error("dropped");  // no sink, no effect

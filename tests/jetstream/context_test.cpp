@@ -67,7 +67,7 @@ TEST_CASE("stream info reads the settings the checks need, and per-subject count
     CHECK(!missing.error().message.empty());
 }
 
-TEST_CASE("publish carries headers; dedupe, per-subject limits and expectations report API codes",
+TEST_CASE("publish carries headers, dedupe, per-subject limits and expectations report API codes",
           "[jetstream][nats]") {
     js_fixture f;
     f.add_stream(sessions_spec());

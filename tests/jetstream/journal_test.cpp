@@ -187,7 +187,7 @@ TEST_CASE("jetstream journal: bind checks refuse what would lose or mutate a rec
                       "invalid jetstream session options: \"stream\" must be a string (the JetStream stream name)");
 }
 
-TEST_CASE("jetstream journal: two writers on one session; the second is refused and nothing is overwritten",
+TEST_CASE("jetstream journal: two writers on one session, the second is refused and nothing is overwritten",
           "[runstate][jetstream][nats]") {
     js_fixture f;
     f.add_stream({"SESSIONS", {"fisk.sessions.>"}});
@@ -288,7 +288,7 @@ TEST_CASE("jetstream journal: adoption by read-back when the duplicate window ha
     CHECK(records->size() == 2);
 }
 
-TEST_CASE("jetstream journal: a failed append leaves the journal as it was; the terminal follows",
+TEST_CASE("jetstream journal: a failed append leaves the journal as it was, the terminal follows",
           "[runstate][jetstream][nats]") {
     js_fixture f;
     stream_spec spec{"SESSIONS", {"fisk.sessions.>"}};
@@ -311,7 +311,7 @@ TEST_CASE("jetstream journal: a failed append leaves the journal as it was; the 
     CHECK(state->terminal->reason == rs::terminal_reason::error);
 }
 
-TEST_CASE("jetstream journal: a broker restart between appends; the journal appends after reconnect",
+TEST_CASE("jetstream journal: a broker restart between appends, the journal appends after reconnect",
           "[runstate][jetstream][nats][fault]") {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("fiskai-js-restart-" + std::to_string(::getpid()));

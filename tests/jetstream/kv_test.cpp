@@ -27,7 +27,7 @@ T await(asio::awaitable<T> a) {
 
 }  // namespace
 
-TEST_CASE("kv: a missing bucket is not_found; status reads TTL, history and max value size", "[jetstream][kv][nats]") {
+TEST_CASE("kv: a missing bucket is not_found, status reads TTL, history and max value size", "[jetstream][kv][nats]") {
     js_fixture f;
     auto missing = await(f.js.bind_kv("nope"));
     REQUIRE(!missing.has_value());

@@ -66,7 +66,7 @@ TEST_CASE("memory kv: a server without JetStream is named, with the fix", "[memo
           "jetstream memory: cannot bind KV bucket \"agent-memory\": " + f.not_enabled_text());
 }
 
-TEST_CASE("memory kv: bind checks in Go's words; nothing is provisioned", "[memory][jetstream][nats]") {
+TEST_CASE("memory kv: bind checks in Go's words, nothing is provisioned", "[memory][jetstream][nats]") {
     js_fixture f;
     CHECK(bind_failure(f, "agent-memory") ==
           "jetstream memory: KV bucket \"agent-memory\" does not exist; create it first, e.g. `nats kv add "
@@ -170,7 +170,7 @@ TEST_CASE("memory kv: keys live under the identity, a shared prefix or none", "[
     CHECK(all->size() == 4);
 }
 
-TEST_CASE("memory kv: an overwrite after another writer's change is stale; the guard can be switched off",
+TEST_CASE("memory kv: an overwrite after another writer's change is stale, the guard can be switched off",
           "[memory][jetstream][nats]") {
     js_fixture f;
     f.add_kv("mem", 70000);

@@ -64,7 +64,7 @@ TEST_CASE("offload: a timer on the io thread keeps ticking during a slow blockin
     CHECK(ticks >= 20);
 }
 
-TEST_CASE("offload: a cancelled awaiter resumes at once; the call still finishes", "[jetstream][offload]") {
+TEST_CASE("offload: a cancelled awaiter resumes at once, the call still finishes", "[jetstream][offload]") {
     asio::thread_pool pool(1);
     asio::io_context io;
     std::atomic<bool> release{false};

@@ -17,7 +17,7 @@ TEST_CASE("headings build breadcrumbs and start new chunks", "[knowledge][chunk]
     CHECK(chunks[3] == chunk{"C", "C\n\ngamma"});
 }
 
-TEST_CASE("a fenced block stays whole even past the size limit; a long paragraph is split", "[knowledge][chunk]") {
+TEST_CASE("a fenced block stays whole even past the size limit, a long paragraph is split", "[knowledge][chunk]") {
     std::string code = "```\n";
     for (int i = 0; i < 200; ++i) code += "line of code number " + std::to_string(i) + "\n";
     code += "```\n";

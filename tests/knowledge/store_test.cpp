@@ -229,7 +229,7 @@ TEST_CASE("re-index: unchanged files are skipped, an edit is re-ingested, a remo
     CHECK(page->documents.size() == 22);
 }
 
-TEST_CASE("one writer at a time; the lock goes with the store", "[knowledge][store]") {
+TEST_CASE("one writer at a time, the lock goes with the store", "[knowledge][store]") {
     test::temp_dir t;
     asio::io_context ioc;
     auto first = writer(ioc, t);

@@ -230,7 +230,7 @@ TEST_CASE("garbage from the endpoint degrades a search and fails an index clearl
     CHECK(failed.error().message.starts_with("probing embedding dimension: decoding embeddings response: "));
 }
 
-TEST_CASE("dimension drift is refused with Go's text; a reindex takes the new dimension", "[knowledge][vector]") {
+TEST_CASE("dimension drift is refused with Go's text, a reindex takes the new dimension", "[knowledge][vector]") {
     fake_embeddings fake;
     test::temp_dir t;
     asio::io_context ioc;

@@ -96,7 +96,7 @@ TEST_CASE("remote naming does not depend on host order", "[remotetools]") {
     CHECK(first == std::vector<std::string>{"a_common", "b_common", "c_common", "own_a", "own_b", "own_c"});
 }
 
-TEST_CASE("per-host filters: names only; include tags ignored with a warning", "[remotetools]") {
+TEST_CASE("per-host filters: names only, include tags ignored with a warning", "[remotetools]") {
     bool ignored = false;
     host_config h{"nats", "", {"^stream_"}, {}, {"_report$"}};
     auto kept = filter_descriptors(h, card({"stream_info", "stream_report", "consumer_ls"}).tools, ignored);
@@ -130,7 +130,7 @@ TEST_CASE("untrusted descriptors: no description, non-object schema", "[remoteto
     CHECK(r.hosts[0].skipped.size() == 2);
 }
 
-TEST_CASE("strict import fails on a host error or a collision; lenient keeps going", "[remotetools]") {
+TEST_CASE("strict import fails on a host error or a collision, lenient keeps going", "[remotetools]") {
     discovery down;
     down.error = "remote agent unavailable: no responders";
     auto r = run({{"up"}, {"down"}}, {card({"a"}), down});

@@ -62,7 +62,7 @@ TEST_CASE("any tool change changes the tools hash", "[fingerprint]") {
     CHECK(rs::tools_hash(t) != base);
 }
 
-TEST_CASE("diff lists field-level changes; provider is a separate hard gate", "[fingerprint]") {
+TEST_CASE("diff lists field-level changes, provider is a separate hard gate", "[fingerprint]") {
     const rs::fingerprint saved{"anthropic", "a", "s1", "t1", "off", 100, 10};
     auto current = saved;
     CHECK(rs::diff(saved, current).empty());

@@ -6,7 +6,7 @@
 
 using namespace queue_test;
 
-TEST_CASE("queue: a job's answer lands in the task store and the job leaves the stream; a redelivery replays it",
+TEST_CASE("queue: a job's answer lands in the task store and the job leaves the stream, a redelivery replays it",
           "[serve][queue][nats]") {
     world w;
     worker a(w, w.options());
@@ -37,7 +37,7 @@ TEST_CASE("queue: a job's answer lands in the task store and the job leaves the 
     REQUIRE(w.until([&] { return w.stream().state.msgs == 0; }));
 }
 
-TEST_CASE("queue: invalid jobs are terminated with their error stored; an oversized job too", "[serve][queue][nats]") {
+TEST_CASE("queue: invalid jobs are terminated with their error stored, an oversized job too", "[serve][queue][nats]") {
     world w;
     worker a(w, w.options());
     w.nats.raw_publish("choria.fisk-ai.work.svc", "this is not a request", "BAD1");
@@ -157,7 +157,7 @@ TEST_CASE("queue: an LLM 429 storm longer than the retries stores the error answ
     CHECK(w.llm_requests("storm") == 2);  // the call and its one retry
 }
 
-TEST_CASE("queue: release stops fetching; a job in flight still settles", "[serve][queue][nats]") {
+TEST_CASE("queue: release stops fetching, a job in flight still settles", "[serve][queue][nats]") {
     world w(provision{3s});
     auto a = w.open(w.options(3s));
     w.enqueue("D1", "hello");

@@ -288,7 +288,7 @@ struct cluster_worker {
 
 }  // namespace
 
-TEST_CASE("queue fault: a 3-node cluster loses the node a busy worker is connected to; every job completes once",
+TEST_CASE("queue fault: a 3-node cluster loses the node a busy worker is connected to, every job completes once",
           "[serve][queue][nats][fault][cluster]") {
     const std::filesystem::path dir = [] {
         std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-queue-cluster-XXXXXX").string();

@@ -30,7 +30,7 @@ std::shared_ptr<gate_state> add_gate(world& w) {
 
 }  // namespace
 
-TEST_CASE("queue fault: the broker restarts while a job runs; the worker reconnects and the job is answered once",
+TEST_CASE("queue fault: the broker restarts while a job runs, the worker reconnects and the job is answered once",
           "[serve][queue][nats][fault]") {
     world w(provision{.restartable = true}, fault_script());
     auto g = add_gate(w);
@@ -59,7 +59,7 @@ TEST_CASE("queue fault: the broker restarts while a job runs; the worker reconne
     CHECK(g->passed == 1);
 }
 
-TEST_CASE("queue fault: the broker is down when a run ends; the answer lands once it is back, the work not repeated",
+TEST_CASE("queue fault: the broker is down when a run ends, the answer lands once it is back, the work not repeated",
           "[serve][queue][nats][fault]") {
     world w(provision{.ack_wait = 3s, .restartable = true}, fault_script());
     auto g = add_gate(w);
@@ -94,7 +94,7 @@ TEST_CASE("queue fault: the broker is down when a run ends; the answer lands onc
     CHECK(w.logged_count("replayed=false") <= 1);
 }
 
-TEST_CASE("queue fault: the broker stays down past the reconnect limit; the channel fails and the server drains",
+TEST_CASE("queue fault: the broker stays down past the reconnect limit, the channel fails and the server drains",
           "[serve][queue][nats][fault]") {
     world w(provision{}, fault_script());
     // The worker's own connection gives up after 3 reconnects 100 ms apart (the app's is Go's
@@ -123,7 +123,7 @@ TEST_CASE("queue fault: the broker stays down past the reconnect limit; the chan
     pool.join();
 }
 
-TEST_CASE("queue fault: two workers drained at once finish their jobs; the jobs still queued go to a third",
+TEST_CASE("queue fault: two workers drained at once finish their jobs, the jobs still queued go to a third",
           "[serve][queue][nats][fault]") {
     world w(provision{.ack_wait = 3s}, fault_script());
     const std::vector<std::string> args{w.nats.broker.url(), std::to_string(w.llm_port), (w.dir / "runs").string(),
@@ -167,7 +167,7 @@ TEST_CASE("queue fault: two workers drained at once finish their jobs; the jobs 
     CHECK(w.consumer().num_redelivered == 0);
 }
 
-TEST_CASE("queue fault: the answer store refuses a put; the job is not acked, comes again and is replayed",
+TEST_CASE("queue fault: the answer store refuses a put, the job is not acked, comes again and is replayed",
           "[serve][queue][nats][fault]") {
     world w(provision{.max_deliver = 10}, fault_script());
     auto g = add_gate(w);

@@ -7,7 +7,7 @@
 
 using namespace queue_test;
 
-TEST_CASE("queue fault: kill -9 after the first tool result; another worker resumes and answers once",
+TEST_CASE("queue fault: kill -9 after the first tool result, another worker resumes and answers once",
           "[serve][queue][nats][fault]") {
     world w(provision{3s});
     child_worker a({w.nats.broker.url(), std::to_string(w.llm_port), (w.dir / "runs").string(), "3"});

@@ -48,7 +48,7 @@ js::consumer_info good_consumer() {
 
 }  // namespace
 
-TEST_CASE("queue rules: a job is a new task request; its session is the queue's", "[serve][queue][unit]") {
+TEST_CASE("queue rules: a job is a new task request, its session is the queue's", "[serve][queue][unit]") {
     const std::vector<std::string> tools{"orders"};
     auto r = request("T1");
     r.context = "ctx";

@@ -78,7 +78,7 @@ TEST_CASE("boolean flags: types, negation, and non-negatable defaults", "[argv]"
                       "negation and defaults to true");
 }
 
-TEST_CASE("map values render sorted; null renders empty; nested values are refused", "[argv]") {
+TEST_CASE("map values render sorted, null renders empty, nested values are refused", "[argv]") {
     auto spec = spec_of(R"({"name":"a","commands":[{"name":"m","restricted_schema":{"type":"object"},
         "flags":[{"name":"label","boolean":false,"cumulative":true},{"name":"v","boolean":false,"cumulative":false}]}]})");
     CHECK(command_line(render_argv(spec, json::parse(R"({"label":{"z":"1","a":2}})"))) == "m --label=a=2 --label=z=1");

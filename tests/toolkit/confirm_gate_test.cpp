@@ -65,7 +65,7 @@ TEST_CASE("an ungated tool passes without asking", "[gate]") {
     CHECK(p.asked == 0);
 }
 
-TEST_CASE("allow once asks every time; allow for the run remembers the tool", "[gate]") {
+TEST_CASE("allow once asks every time, allow for the run remembers the tool", "[gate]") {
     confirm_gate g;
     auto t = gated_tool();
     scripted_prompter once(approval::allow_once);
@@ -109,7 +109,7 @@ TEST_CASE("a tool that cannot report its posture is gated", "[gate]") {
     CHECK_FALSE(check(g, *gated_tool(confirm_posture::unknown), default_deny_prompter()).allowed);
 }
 
-TEST_CASE("declined, unavailable and cancelled deny with their reason; silence aborts", "[gate]") {
+TEST_CASE("declined, unavailable and cancelled deny with their reason, silence aborts", "[gate]") {
     auto t = gated_tool();
     confirm_gate g;
     scripted_prompter declined({reply_status::declined, approval::deny, "not on a Friday", {}});
