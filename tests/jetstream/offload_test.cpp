@@ -103,6 +103,43 @@ TEST_CASE("offload: a cancelled awaiter resumes at once, the call still finishes
     pool.join();
 }
 
+TEST_CASE("offload_to_thread: a cancelled awaiter's call is waited for before its context goes",
+          "[jetstream][offload]") {
+    std::atomic<bool> release{false};
+    bool aborted = false;
+    {
+        asio::io_context io;
+        asio::cancellation_signal cancel;
+        auto awaiter = [&]() -> asio::awaitable<void> {
+            auto blocking = [&] {
+                while (!release) std::this_thread::sleep_for(1ms);
+                return 1;
+            };
+            try {
+                co_await fiskai::jetstream::offload_to_thread(blocking);
+            } catch (const boost::system::system_error& e) {
+                aborted = e.code() == asio::error::operation_aborted;
+            }
+        };
+        asio::co_spawn(io, awaiter(), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+        io.poll();
+        cancel.emit(asio::cancellation_type::terminal);
+        REQUIRE(fiskai::test::wait_until(
+            [&] {
+                io.run_one_for(10ms);
+                return aborted;
+            },
+            5s));
+        // The awaiter has gone on; its call has not returned, so the context must stay.
+        CHECK_FALSE(fiskai::jetstream::wait_for_offloaded_threads(50ms));
+        release = true;
+        CHECK(fiskai::jetstream::wait_for_offloaded_threads(5s));
+        // Destroyed here with the call's result posted and not run: under ASan, a post after
+        // this point would be a use after free.
+    }
+    CHECK(aborted);
+}
+
 TEST_CASE("offload: an exception thrown by the call is rethrown in the awaiter", "[jetstream][offload]") {
     asio::thread_pool pool(1);
     auto body = [&]() -> asio::awaitable<std::string> {

@@ -244,7 +244,8 @@ struct admin {
 };
 
 // A worker's connection (all three URLs), blocking pool and JetStream context. Kept apart
-// from the worker so they outlive the io_context, where a channel's last handlers may linger.
+// from the worker so they outlive the io_context, where a channel's last handlers may linger
+// (the connections are closed before it goes: fetches_ended).
 struct worker_link {
     std::unique_ptr<conns::connection> conn;
     asio::thread_pool pool{2};
@@ -318,6 +319,16 @@ TEST_CASE("queue fault: a 3-node cluster loses the node a busy worker is connect
     std::list<worker_link> links;
     fiskai::test::session_harness h(cfg, (dir / "unused").string(),
                                     fiskai::test::fake_model_provider(fake->port(), "anthropic", 1));
+    // Goes before the io_context does (declared after it): a fetch still waiting on its thread
+    // posts its result to that context when it returns, so the connections are closed (which
+    // ends the wait) and every such thread is waited for (see world::~world).
+    struct fetches_ended {
+        std::list<worker_link>& links;
+        ~fetches_ended() {
+            for (auto& l : links) l.conn->close();
+            js::wait_for_offloaded_threads(10s);
+        }
+    } fetches_end{links};
     auto g = std::make_shared<gate_state>();
     h.rt->tools.push_back(gate_tool(g));
 

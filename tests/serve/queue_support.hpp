@@ -3,7 +3,6 @@
 // agent on fiskai-fake-llm and the file journal. The test provisions the stream, the bucket
 // and the consumer as an operator would (nats.c directly); the worker never creates any.
 
-#include "async_test.hpp"
 #include "fake_llm_process.hpp"
 #include "js_fixture.hpp"
 #include "session_harness.hpp"
@@ -206,7 +205,7 @@ struct world {
         // closing the connection ends the wait at once. The channels and workers went
         // before the world did.
         nats.connection->close();
-        fiskai::test::wait_until([] { return js::offloaded_threads_running() == 0; });
+        js::wait_for_offloaded_threads(10s);
         // A store in our directory goes only once no broker uses it.
         if (restartable) {
             restarted.reset();

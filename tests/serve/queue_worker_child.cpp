@@ -9,6 +9,7 @@
 
 #include <fiskai/conns/connection.hpp>
 #include <fiskai/jetstream/context.hpp>
+#include <fiskai/jetstream/offload.hpp>
 #include <fiskai/serve/queue_channel.hpp>
 #include <fiskai/serve/serve.hpp>
 #include <fiskai/toolkit/function_tool.hpp>
@@ -65,6 +66,10 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         fiskai::test::run_on(h.ioc, server.run(), std::chrono::hours(1));
         signals.cancel();
+        // A fetch still waiting on its thread posts its result to h.ioc when it returns, so it
+        // must return before h goes: closing the connection ends its wait.
+        nats->close();
+        fiskai::jetstream::wait_for_offloaded_threads(std::chrono::seconds(10));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "queue_worker_child: %s\n", e.what());
         return 1;

@@ -25,6 +25,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -194,8 +195,8 @@ auto offload_to_completion(PoolExecutor pool, F fn) -> boost::asio::awaitable<st
 // Runs `fn()` on a thread of its own, for a call that may wait long (a fetch that waits for
 // work) and so must not hold a pool thread. The thread is detached: it owns nothing but
 // the job. Its last act is posting the result to the awaiter's io_context, so that context
-// must outlive it: an owner that stops its context before the call returns (a test) waits
-// for offloaded_threads_running() to reach 0 first.
+// must outlive it: an owner that destroys its context without running it until it has no
+// work left (a test) calls wait_for_offloaded_threads() first.
 template <typename F>
 auto offload_to_thread(F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
     auto submit = [](auto job) {
@@ -213,6 +214,16 @@ auto offload_to_thread(F fn) -> boost::asio::awaitable<std::invoke_result_t<F&>>
     return offload_with(std::move(submit), std::move(fn));
 }
 
-inline int offloaded_threads_running() { return detail::threads_running.load(); }
+// Blocks until every offload_to_thread() call in the process has returned and posted its
+// result, or `limit` has passed; whether they all had. Closing the connection first ends a
+// fetch's wait at once.
+inline bool wait_for_offloaded_threads(std::chrono::steady_clock::duration limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (detail::threads_running.load() != 0) {
+        if (std::chrono::steady_clock::now() >= end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
 
 }  // namespace fiskai::jetstream
