@@ -6,12 +6,12 @@
 
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/mcpclient/protocol.hpp>
+#include <fiskai/toolkit/child_exit.hpp>
 #include <fiskai/toolkit/process.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -28,7 +28,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,14 +87,7 @@ public:
     }
 
     std::optional<std::string> begin() {
-        const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-        if (pidfd < 0) return std::string("watching the child process: ") + std::strerror(errno);
-        boost::system::error_code ec;
-        exit_watch_.assign(pidfd, ec);
-        if (ec) {
-            ::close(pidfd);
-            return "watching the child process: " + ec.message();
-        }
+        if (auto failed = exit_watch_.watch(pid_)) return failed;
         auto self = shared_from_this();
         asio::co_spawn(ex_, self->read_stdout(self), asio::detached);
         asio::co_spawn(ex_, self->read_stderr(self), asio::detached);
@@ -276,7 +268,8 @@ private:
     }
 
     asio::awaitable<void> watch_exit(std::shared_ptr<stdio_transport>) {
-        co_await exit_watch_.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
+        // Whatever ended the wait (an exit, or a watch that failed), the child is killed and reaped.
+        (void)co_await exit_watch_.exited();
         // The group before the leader is reaped, so its id cannot have been reused yet.
         ::kill(-pid_, SIGKILL);
         int status = 0;
@@ -312,7 +305,7 @@ private:
     asio::writable_pipe stdin_;
     asio::readable_pipe stdout_;
     asio::readable_pipe stderr_;
-    asio::posix::stream_descriptor exit_watch_;
+    toolkit::child_exit_watch exit_watch_;
     asio::steady_timer exit_wait_;
     asio::steady_timer eof_grace_;
     std::unordered_map<std::int64_t, std::shared_ptr<pending>> pending_;

@@ -1,9 +1,9 @@
+#include <fiskai/toolkit/child_exit.hpp>
 #include <fiskai/toolkit/output_capture.hpp>
 #include <fiskai/toolkit/process.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -341,17 +341,9 @@ asio::awaitable<process_result> run_process(process_spec spec) {
     } child{pid};
     const pid_t pgid = pid;
 
-    // The exit is watched through a pidfd: readable once the child has exited.
-    asio::posix::stream_descriptor exit_watch(ex);
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd < 0) {
-        result.error = std::string("watching the child process: ") + std::strerror(errno);
-        co_return result;
-    }
-    exit_watch.assign(pidfd, assign_ec);
-    if (assign_ec) {
-        ::close(pidfd);
-        result.error = "watching the child process: " + assign_ec.message();
+    child_exit_watch exit_watch(ex);
+    if (auto failed = exit_watch.watch(pid)) {
+        result.error = std::move(*failed);
         co_return result;
     }
 
@@ -383,10 +375,9 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         } else {
             deadline.expires_at(asio::steady_timer::time_point::max());
         }
-        auto first = co_await (exit_watch.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable) ||
-                               deadline.async_wait(tuple_awaitable));
+        auto first = co_await (exit_watch.exited() || deadline.async_wait(tuple_awaitable));
         if (first.index() == 0) {
-            exited = !std::get<0>(std::get<0>(first));
+            exited = std::get<0>(first);
         } else {
             timed_out = !std::get<0>(std::get<1>(first));
         }
@@ -394,7 +385,7 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         // reaped only after the group is killed, so its pid (the group's id) cannot have
         // been reused by then.
         kill_group(pgid);
-        if (!exited) co_await exit_watch.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
+        if (!exited) co_await exit_watch.exited();
         child.reap();
         // A descendant that left the group could still hold the pipe: give it a grace
         // period, then stop reading.
