@@ -130,3 +130,29 @@ TEST_CASE("tls: a CA file that does not load is named when the client is made", 
     CHECK_THROWS_WITH(http_client(ioc.get_executor(), {.ca_file = "/nonexistent/ca.pem"}),
                       Catch::StartsWith("CA file \"/nonexistent/ca.pem\" could not be loaded ("));
 }
+
+// Loading the system's CA bundle costs tens of milliseconds; a client that never dials TLS
+// (a local model over plain HTTP) does not pay it. Shown by trust that arrives after the
+// client was made: a context built with the client would not have it.
+TEST_CASE("tls: the system's CA certificates are read at the first TLS dial, not when the client is made",
+          "[net][tls]") {
+    const auto& material = tls_material::get();
+    http_test_server plain(
+        [](http_test_server::session& s) -> asio::awaitable<void> { co_await s.respond(200, "plain"); });
+    http_test_server secure(answer_tls, material.server_context("localhost"));
+    std::optional<scoped_env> trust;
+    run_awaitable([&]() -> asio::awaitable<void> {
+        auto executor = co_await asio::this_coro::executor;
+        http_client client(executor);
+        http_request first{.method = "GET", .url = fmt::format("http://127.0.0.1:{}/", plain.port())};
+        auto answered = co_await client.send(std::move(first), clock_type::now() + 10s);
+        REQUIRE(answered.has_value());
+        CHECK(answered->body == "plain");
+        trust.emplace("SSL_CERT_FILE", material.ca_file);
+        http_request second{.method = "GET", .url = https_url(secure, "localhost")};
+        auto over_tls = co_await client.send(std::move(second), clock_type::now() + 10s);
+        INFO((over_tls.has_error() ? over_tls.error().message : std::string()));
+        REQUIRE(over_tls.has_value());
+        CHECK(over_tls->body == "over tls");
+    }());
+}

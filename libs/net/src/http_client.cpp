@@ -300,7 +300,7 @@ struct exchanged {
 struct client_core {
     asio::any_io_executor executor;
     client_options options;
-    std::shared_ptr<asio::ssl::context> tls;
+    std::shared_ptr<tls_context_source> tls;
     std::shared_ptr<connection_pool> pool;
 
     asio::awaitable<http_result<std::unique_ptr<connection>>> connect(const parsed_url& url,
@@ -520,7 +520,7 @@ asio::awaitable<http_result<std::optional<sse_event>>> response_stream::next_eve
 
 http_client::http_client(asio::any_io_executor executor, client_options options) : impl_(std::make_shared<impl>()) {
     impl_->executor = executor;
-    impl_->tls = detail::make_tls_context(options.ca_file);
+    impl_->tls = std::make_shared<detail::tls_context_source>(options.ca_file);
     impl_->pool = std::make_shared<detail::connection_pool>(executor, options.idle_per_origin, options.idle_timeout);
     impl_->options = std::move(options);
 }

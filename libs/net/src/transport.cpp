@@ -40,6 +40,27 @@ std::shared_ptr<ssl::context> make_tls_context(const std::string& ca_file) {
     return context;
 }
 
+tls_context_source::tls_context_source(std::string ca_file) : ca_file_(std::move(ca_file)) {
+    if (!ca_file_.empty()) context_ = make_tls_context(ca_file_);
+}
+
+http_result<std::shared_ptr<ssl::context>> tls_context_source::get() {
+    const std::lock_guard lock(mutex_);
+    if (!context_) {
+        try {
+            context_ = make_tls_context(ca_file_);
+        } catch (const std::exception& e) {
+            return http_error{http_error::kind::tls, fmt::format("setting up TLS: {}", e.what())};
+        }
+    }
+    return context_;
+}
+
+bool tls_context_source::built() {
+    const std::lock_guard lock(mutex_);
+    return context_ != nullptr;
+}
+
 void transport::close() {
     boost::system::error_code ignored;
     auto& socket = lowest().socket();
@@ -111,7 +132,7 @@ asio::awaitable<http_result<tcp::resolver::results_type>> resolve(const parsed_u
 
 }  // namespace
 
-asio::awaitable<http_result<transport>> dial(const parsed_url& url, ssl::context& tls_context,
+asio::awaitable<http_result<transport>> dial(const parsed_url& url, tls_context_source& tls,
                                              clock::duration connect_timeout, clock::time_point deadline) {
     const auto now = clock::now();
     const budget b{std::min(deadline, now + connect_timeout), deadline <= now + connect_timeout, connect_timeout};
@@ -137,7 +158,12 @@ asio::awaitable<http_result<transport>> dial(const parsed_url& url, ssl::context
     }
 
     const std::string handshake = fmt::format("TLS handshake with {}", url.authority());
-    out.tls.emplace(std::move(stream), tls_context);
+    auto tls_context = tls.get();
+    if (!tls_context) {
+        stream.close();
+        co_return tls_context.error();
+    }
+    out.tls.emplace(std::move(stream), **tls_context);
     configure_peer_check(*out.tls, url);
     out.lowest().expires_at(b.by);
     auto [handshake_ec] = co_await out.tls->async_handshake(ssl::stream_base::client, use_tuple);

@@ -12,6 +12,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,26 @@ using tls_stream = boost::asio::ssl::stream<boost::beast::tcp_stream>;
 // A TLS client context: default verify paths (SSL_CERT_FILE, SSL_CERT_DIR), plus
 // `ca_file` when given, and peer verification. Throws std::runtime_error naming a bad file.
 std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& ca_file);
+
+// A client's TLS context, built at its first TLS dial: loading the system's CA bundle
+// decodes every certificate in it (tens of milliseconds, a quarter of a billion
+// instructions), which a client that only speaks plain HTTP, to a local model say, should
+// not pay at start. Extra CA certificates (`ca_file`) are loaded at once, so that a bad
+// file is reported at start. Safe to share between threads.
+class tls_context_source {
+public:
+    // Throws std::runtime_error naming a bad `ca_file`.
+    explicit tls_context_source(std::string ca_file);
+    // The context, built on the first call; the error when it cannot be built.
+    http_result<std::shared_ptr<boost::asio::ssl::context>> get();
+    // Whether the context has been built (for tests).
+    bool built();
+
+private:
+    std::mutex mutex_;
+    std::string ca_file_;
+    std::shared_ptr<boost::asio::ssl::context> context_;
+};
 
 // One dialled connection: plain TCP or TLS over TCP (exactly one is set).
 struct transport {
@@ -37,7 +58,7 @@ struct transport {
 // Connects to `url`'s host and port within min(now + connect_timeout, deadline) and, for a
 // TLS scheme, completes the handshake in the same budget. The stream's timer is left
 // disarmed. Cancelling the awaiting coroutine fails with kind cancelled.
-boost::asio::awaitable<http_result<transport>> dial(const parsed_url& url, boost::asio::ssl::context& tls_context,
+boost::asio::awaitable<http_result<transport>> dial(const parsed_url& url, tls_context_source& tls,
                                                     clock::duration connect_timeout, clock::time_point deadline);
 
 // True when the awaiting coroutine's cancellation slot has fired.

@@ -27,7 +27,7 @@ using error_code = boost::system::error_code;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct websocket::impl {
-    std::shared_ptr<asio::ssl::context> tls_context;
+    std::unique_ptr<detail::tls_context_source> tls_context;
     std::optional<ws::stream<beast::tcp_stream>> plain;
     std::optional<ws::stream<detail::tls_stream>> tls;
     std::string authority;
@@ -135,7 +135,7 @@ asio::awaitable<http_result<websocket>> connect_websocket(std::string url, clock
         }
     }
     try {
-        state->tls_context = detail::make_tls_context(options.ca_file);
+        state->tls_context = std::make_unique<detail::tls_context_source>(options.ca_file);
     } catch (const std::exception& e) {
         co_return http_error{kind::tls, e.what()};
     }
