@@ -3,6 +3,7 @@
 
 #include <fiskai/mcpserver/listener.hpp>
 #include <fiskai/mcpserver/server.hpp>
+#include <fiskai/toolkit/function_tool.hpp>
 
 #include "async_test.hpp"
 
@@ -15,6 +16,7 @@
 #include <boost/asio/write.hpp>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -35,8 +37,8 @@ namespace {
 // A listener on 127.0.0.1:0 served by a background thread until destroyed.
 class running_listener {
 public:
-    explicit running_listener(mcpserver::listener_options options) {
-        srv_.emplace(ioc_.get_executor(), mcpserver::server_options{}, toolkit::tool_list{});
+    explicit running_listener(mcpserver::listener_options options, toolkit::tool_list tools = {}) {
+        srv_.emplace(ioc_.get_executor(), mcpserver::server_options{}, std::move(tools));
         lst_.emplace(*srv_, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0}, std::move(options));
         asio::co_spawn(ioc_, lst_->run(), asio::detached);
         thread_ = std::thread([this] { ioc_.run(); });
@@ -137,8 +139,11 @@ TEST_CASE("listener: past the connection cap a new connection is answered 503 an
     o.max_connections = 2;
     running_listener server(o);
     asio::io_context client;
+    // Both places are taken by connections with a request under way (a head begun), which
+    // do not give way as idle ones do.
     auto first = connect_to(client, server.port());
     auto second = connect_to(client, server.port());
+    for (auto* s : {&first, &second}) asio::write(*s, asio::buffer(std::string("GET /mcp HTTP/1.1\r\n")));
     REQUIRE(test::wait_until([&] { return server.connections() == 2; }));
 
     auto third = connect_to(client, server.port());
@@ -156,4 +161,183 @@ TEST_CASE("listener: past the connection cap a new connection is answered 503 an
     asio::write(fourth,
                 asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
     CHECK(read_until_closed(fourth).starts_with("HTTP/1.1 404 Not Found\r\n"));
+}
+
+TEST_CASE("listener: at the cap, the connection idle longest gives way to a new one", "[mcp][listener]") {
+    mcpserver::listener_options o;
+    o.max_connections = 2;
+    running_listener server(o);
+    asio::io_context client;
+    // The first sends nothing (as a flood of empty connections would); the second has a
+    // request under way.
+    auto idle = connect_to(client, server.port());
+    REQUIRE(test::wait_until([&] { return server.connections() == 1; }));
+    auto busy = connect_to(client, server.port());
+    asio::write(busy, asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\n")));
+    REQUIRE(test::wait_until([&] { return server.connections() == 2; }));
+
+    auto newcomer = connect_to(client, server.port());
+    asio::write(newcomer,
+                asio::buffer(std::string("GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
+    CHECK(read_until_closed(newcomer).starts_with("HTTP/1.1 404 Not Found\r\n"));
+    // The idle one was closed without an answer; the busy one is still served.
+    CHECK(read_until_closed(idle).empty());
+    asio::write(busy, asio::buffer(std::string("Host: localhost\r\nConnection: close\r\n\r\n")));
+    CHECK(read_until_closed(busy).starts_with("HTTP/1.1 404 Not Found\r\n"));
+}
+
+TEST_CASE("listener: a Transfer-Encoding other than chunked is refused and its body never read as a request",
+          "[mcp][listener]") {
+    running_listener server({});
+    asio::io_context client;
+    const std::string smuggled = "GET /elsewhere HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    {
+        auto s = connect_to(client, server.port());
+        asio::write(
+            s, asio::buffer("POST /mcp HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n" + smuggled));
+        CHECK_THAT(read_until_closed(s),
+                   Catch::Contains("Bad Request: Transfer-Encoding \\\"gzip\\\" is not supported; "
+                                   "send the body with Content-Length or Transfer-Encoding: "
+                                   "chunked"));
+    }
+    for (const std::string te : {"Transfer-Encoding: gzip\r\n", "Transfer-Encoding: chunked, gzip\r\n",
+                                 "Transfer-Encoding: xchunked\r\nContent-Length: 47\r\n",
+                                 "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n"}) {
+        INFO(te);
+        auto s = connect_to(client, server.port());
+        asio::write(s, asio::buffer("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + te +
+                                    "\r\n" + smuggled));
+        const auto answer = read_until_closed(s);
+        CHECK(answer.starts_with("HTTP/1.1 400 Bad Request\r\n"));
+        // Ours names the fix; Beast refuses some shapes itself ("bad Transfer-Encoding").
+        CHECK_THAT(answer, Catch::Contains("Transfer-Encoding"));
+        // One answer, then the close: the body was not served as a second request.
+        CHECK(answer.find("HTTP/1.1", 1) == std::string::npos);
+    }
+}
+
+TEST_CASE("listener: a request with two Host headers is refused", "[mcp][listener]") {
+    running_listener server({});
+    asio::io_context client;
+    auto s = connect_to(client, server.port());
+    asio::write(s, asio::buffer(std::string("GET /mcp HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n"
+                                            "Accept: text/event-stream\r\n\r\n")));
+    const auto answer = read_until_closed(s);
+    CHECK(answer.starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    CHECK_THAT(answer, Catch::Contains("Bad Request: a request needs exactly one Host header; this one has 2"));
+}
+
+namespace {
+
+// Sends one request and reads its response head (through the blank line).
+std::string request_head(tcp::socket& s, const std::string& request) {
+    asio::write(s, asio::buffer(request));
+    std::string head;
+    char c;
+    while (!head.ends_with("\r\n\r\n") && ::recv(s.native_handle(), &c, 1, 0) == 1) head += c;
+    return head;
+}
+
+std::string post(const std::string& session, const std::string& body, const std::string& version = "1.1") {
+    return fmt::format(
+        "POST /mcp HTTP/{}\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\n{}Content-Length: {}\r\n\r\n{}",
+        version, session.empty() ? "" : "Mcp-Session-Id: " + session + "\r\n", body.size(), body);
+}
+
+// Opens an initialized session on its own connection; returns its id.
+std::string open_session(asio::io_context& client, unsigned short port) {
+    auto s = connect_to(client, port);
+    const auto head = request_head(
+        s, post("", R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+                    R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
+    const auto at = head.find("Mcp-Session-Id: ");
+    REQUIRE(at != std::string::npos);
+    const auto id = head.substr(at + 16, 32);
+    s.close();
+    auto n = connect_to(client, port);
+    CHECK(request_head(n, post(id, R"({"jsonrpc":"2.0","method":"notifications/initialized"})"))
+              .starts_with("HTTP/1.1 202"));
+    return id;
+}
+
+}  // namespace
+
+TEST_CASE("listener: an HTTP/1.0 client gets its event stream without chunked coding", "[mcp][listener]") {
+    running_listener server({});
+    asio::io_context client;
+    const auto session = open_session(client, server.port());
+    auto s = connect_to(client, server.port());
+    const auto head =
+        request_head(s, fmt::format("GET /mcp HTTP/1.0\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
+                                    "Mcp-Session-Id: {}\r\n\r\n",
+                                    session));
+    CHECK(head.starts_with("HTTP/1.0 200 OK\r\n"));
+    CHECK_THAT(head, Catch::Contains("text/event-stream"));
+    CHECK_THAT(head, !Catch::Contains("chunked"));
+    // The body is the events themselves (the priming event first), not a chunk size line.
+    char first[4] = {};
+    REQUIRE(::recv(s.native_handle(), first, 4, MSG_WAITALL) == 4);
+    CHECK(std::string(first, 4) == "id: ");
+}
+
+// The writer of an event stream held up by a client that does not read, while the
+// session is ended from another connection: the stream's events go, and the writer, when
+// it resumes, must not touch them (it once walked the freed queue: a use-after-free).
+TEST_CASE("listener: a session ended while its event stream is being written ends that stream cleanly",
+          "[mcp][listener]") {
+    auto logged = std::make_shared<bool>(false);
+    toolkit::tool_list tools{toolkit::make_function_tool(
+        {.name = "loud",
+         .description = "logs two large lines, then answers",
+         .exposed = toolkit::exposure{toolkit::surface::mcp},
+         .confirm = toolkit::confirm_posture::not_required,
+         .handler = [logged](const boost::json::object&,
+                             const toolkit::call_options& o) -> asio::awaitable<toolkit::outcome> {
+             const std::string line(8 << 20, 'x');
+             o.on_log("info", line);
+             o.on_log("info", line);
+             *logged = true;
+             co_return toolkit::outcome::from_json(boost::json::object{{"ok", true}});
+         }})};
+    running_listener server({}, tools);
+    asio::io_context client;
+    const auto session = open_session(client, server.port());
+    auto level = connect_to(client, server.port());
+    CHECK(request_head(level, post(session, R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel",)"
+                                            R"("params":{"level":"info"}})"))
+              .starts_with("HTTP/1.1 200"));
+
+    // A small receive buffer, and nothing read: the writer suspends inside the first event.
+    tcp::socket reader(client);
+    reader.open(tcp::v4());
+    const int small = 4096;
+    ::setsockopt(reader.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    reader.connect({asio::ip::make_address("127.0.0.1"), server.port()});
+    timeval tv{5, 0};
+    ::setsockopt(reader.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    asio::write(reader, asio::buffer(post(session, R"({"jsonrpc":"2.0","id":3,"method":"tools/call",)"
+                                                   R"("params":{"name":"loud","arguments":{}}})")));
+    REQUIRE(test::wait_until([&] { return *logged; }));
+
+    auto ender = connect_to(client, server.port());
+    CHECK(request_head(ender, fmt::format("DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: {}\r\n"
+                                          "Content-Length: 0\r\n\r\n",
+                                          session))
+              .starts_with("HTTP/1.1 204"));
+
+    // Reading now lets the writer resume: what it had started arrives, then the response
+    // ends (its last chunk), with nothing from the freed queue after it.
+    std::string got;
+    char buf[65536];
+    while (!got.ends_with("\r\n0\r\n\r\n")) {
+        const auto n = ::recv(reader.native_handle(), buf, sizeof buf, 0);
+        if (n <= 0) break;
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    CHECK(got.starts_with("HTTP/1.1 200 OK\r\n"));
+    CHECK(got.ends_with("\r\n0\r\n\r\n"));
+    CHECK(got.size() < (17u << 20));
+    // And the server is well: a new session opens.
+    CHECK(open_session(client, server.port()).size() == 32);
 }

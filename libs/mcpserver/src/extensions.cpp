@@ -3,6 +3,7 @@
 #include "server_impl.hpp"
 
 #include <boost/json/array.hpp>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,9 @@ namespace {
 
 namespace json = boost::json;
 namespace asio = boost::asio;
+
+constexpr std::size_t max_subscriptions = 256;
+constexpr std::size_t max_subscription_uri = 2048;
 
 // RFC 6570 level 1: each `{name}` matches a non-empty run without '/'. Returns the
 // variables on a match.
@@ -113,12 +117,34 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
                              keyed("uri", json::value(uri)));
     }
     if (m == "resources/subscribe" || m == "resources/unsubscribe") {
+        // Only where resources are served (and announced with `subscribe`).
+        if (resources.empty() && templates.empty()) {
+            co_return make_error(request.id, rpc_error::method_not_found, fmt::format("Method not found: {}", m));
+        }
         const auto uri = string_param(params, "uri");
         if (uri.empty()) co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: uri is required");
         if (m == "resources/subscribe") {
-            // Bounded: a client cannot grow a session's subscription set without limit.
-            if (s->subscriptions.size() >= 1024 && !s->subscriptions.contains(uri)) {
-                co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: too many subscriptions");
+            // Bounded in count and size (at most 256 x 2 KiB a session), and only to what
+            // this server serves, so a client cannot grow a session's set without limit.
+            if (uri.size() > max_subscription_uri) {
+                co_return make_error(
+                    request.id, rpc_error::invalid_params,
+                    fmt::format("Invalid params: uri has {} bytes; the limit is {}", uri.size(), max_subscription_uri));
+            }
+            const bool served =
+                std::any_of(resources.begin(), resources.end(), [&](const resource& r) { return r.uri == uri; }) ||
+                std::any_of(templates.begin(), templates.end(), [&](const resource_template& t) {
+                    return match_template(t.uri_template, uri).has_value();
+                });
+            if (!served) {
+                co_return make_error(request.id, -32002, fmt::format("Resource not found: {}", uri),
+                                     keyed("uri", json::value(uri)));
+            }
+            if (s->subscriptions.size() >= max_subscriptions && !s->subscriptions.contains(uri)) {
+                co_return make_error(request.id, rpc_error::invalid_params,
+                                     fmt::format("Invalid params: too many subscriptions (the limit is {} a session); "
+                                                 "unsubscribe from one first",
+                                                 max_subscriptions));
             }
             s->subscriptions.insert(uri);
         } else {

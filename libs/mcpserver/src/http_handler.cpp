@@ -109,12 +109,27 @@ constexpr int retry_ms = 1000;
 // Events already written that are still kept, in case the connection dropped before the
 // client read them.
 constexpr std::size_t retained_after_delivery = 256;
+constexpr std::size_t retained_bytes_after_delivery = std::size_t{1} << 20;
 
+// One piece of an event stream: a chunk, or for an HTTP/1.0 client (which has no chunked
+// coding) the bytes as they are, the response ending when the connection closes.
 template <typename Stream>
-asio::awaitable<bool> write_chunk(Stream& stream, const std::string& text) {
+asio::awaitable<bool> write_chunk(Stream& stream, const std::string& text, bool chunked) {
     write_deadline(stream, write_timeout);
-    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(text)), tuple_awaitable);
+    auto [ec, n] = chunked ? co_await asio::async_write(stream, http::make_chunk(asio::buffer(text)), tuple_awaitable)
+                           : co_await asio::async_write(stream, asio::buffer(text), tuple_awaitable);
     co_return !ec;
+}
+
+// The end of an event stream's response: the last chunk; nothing for HTTP/1.0, whose
+// response ends with the connection (so it is never kept alive).
+template <typename Stream>
+asio::awaitable<bool> end_event_stream(Stream& stream, const http_request& req) {
+    if (req.version() < 11) co_return false;
+    write_deadline(stream, write_timeout);
+    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
+    no_deadline(stream);
+    co_return !ec && req.keep_alive();
 }
 
 // Streams `out` as server-sent events on this connection until the stream completes, the
@@ -128,16 +143,22 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
     res.set(http::field::content_type, "text/event-stream");
     res.set(http::field::cache_control, "no-cache");
     res.set("X-Accel-Buffering", "no");
-    res.keep_alive(req.keep_alive());
-    res.chunked(true);
+    const bool chunked = req.version() >= 11;
+    res.keep_alive(chunked && req.keep_alive());
+    res.chunked(chunked);
     http::response_serializer<http::empty_body> sr{res};
-    write_deadline(stream, write_timeout);
-    if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) co_return false;
+    // Attached before the first suspension, so no second writer (a resumption) can take the
+    // stream while this one writes its head.
     out->writer_attached = true;
+    write_deadline(stream, write_timeout);
+    if (auto [ec, n] = co_await http::async_write_header(stream, sr, tuple_awaitable); ec) {
+        out->writer_lost();
+        co_return false;
+    }
     // 2025-11-25: an event id and a retry time first, so a client whose connection drops
     // before the answer knows where to resume and when.
-    if (prime &&
-        !co_await write_chunk(stream, fmt::format("id: {}\nretry: {}\ndata: \n\n", out->event_id(0), retry_ms))) {
+    if (prime && !co_await write_chunk(stream, fmt::format("id: {}\nretry: {}\ndata: \n\n", out->event_id(0), retry_ms),
+                                       chunked)) {
         out->writer_lost();
         co_return false;
     }
@@ -146,23 +167,20 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
             // End this response cleanly; the stream goes on and the client resumes it.
             out->interrupt_requested = false;
             out->writer_attached = false;
-            write_deadline(stream, write_timeout);
-            auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
-            no_deadline(stream);
-            co_return !ec && req.keep_alive();
+            co_return co_await end_event_stream(stream, req);
         }
-        for (const auto& ev : out->events) {
-            if (ev.seq <= out->delivered) continue;
-            if (!co_await write_chunk(
-                    stream, fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(ev.seq), ev.data))) {
+        // No reference into the queue is held across a write: the event is formatted into
+        // its chunk first, and the next one looked up again after.
+        while (const auto* next = out->next_undelivered()) {
+            const auto seq = next->seq;
+            const auto chunk = fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(seq), next->data);
+            if (!co_await write_chunk(stream, chunk, chunked)) {
                 out->writer_lost();
                 co_return false;
             }
-            out->delivered = ev.seq;
+            out->delivered = std::max(out->delivered, seq);
         }
-        while (out->events.size() > retained_after_delivery && out->events.front().seq <= out->delivered) {
-            out->events.pop_front();
-        }
+        out->trim_delivered(retained_after_delivery, retained_bytes_after_delivery);
         if (out->complete() || out->dead) break;
         no_deadline(stream);
         if (keepalive.count() > 0) {
@@ -174,7 +192,7 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
         if (!wait_ec && !out->has_pending() && !out->finished && !out->interrupt_requested) {
             // Idle: a comment keeps intermediaries from timing out and reveals a dead client.
             if (s) s->last_seen = std::chrono::steady_clock::now();
-            if (!co_await write_chunk(stream, ": keepalive\n\n")) {
+            if (!co_await write_chunk(stream, ": keepalive\n\n", chunked)) {
                 out->writer_lost();
                 co_return false;
             }
@@ -182,17 +200,14 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
     }
     out->writer_attached = false;
     if (s && out->complete()) s->resumable.erase(out->stream_id);
-    write_deadline(stream, write_timeout);
-    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
-    no_deadline(stream);
-    co_return !ec && req.keep_alive();
+    co_return co_await end_event_stream(stream, req);
 }
 
 template <typename Stream>
 asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr<server::impl> keep_impl,
                                              std::shared_ptr<session> s, rpc_request request, const http_request& req,
                                              Stream& stream) {
-    auto out = s->new_stream(impl.executor);
+    auto out = s->new_stream(impl.executor, impl.retention);
     impl.open_streams.push_back(out);
     auto call = std::make_shared<in_flight_call>();
     const auto key = id_key(request.id);
@@ -231,7 +246,7 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
     // client resumes from the priming event's id.
     if (out->finished && !out->sent_anything && !out->interrupt_requested) {
         s->resumable.erase(out->stream_id);
-        if (out->events.empty()) {
+        if (out->empty()) {
             // Cancelled before anything was sent: an event stream with no events.
             co_return co_await write_event_stream(stream, req, out, {}, nullptr, false);
         }
@@ -239,8 +254,7 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
         res.set(http::field::content_type, "application/json");
         res.set(http::field::cache_control, "no-store");
         res.keep_alive(req.keep_alive());
-        res.body() = std::move(out->events.front().data);
-        out->events.clear();
+        res.body() = out->take_only();
         co_return co_await write_response(stream, std::move(res));
     }
     // Something goes out before the result (progress, a log line, an elicitation
@@ -337,7 +351,7 @@ asio::awaitable<bool> handle_get(server::impl& impl, const http_request& req, St
     }
     // One listening stream per session: a new GET replaces the old one.
     if (s->listening) s->listening->finish();
-    auto out = s->new_stream(impl.executor);
+    auto out = s->new_stream(impl.executor, impl.retention);
     s->listening = out;
     impl.open_streams.push_back(out);
     co_return co_await write_event_stream(stream, req, out, impl.options.keepalive_interval, s, priming_wanted(s));
@@ -374,6 +388,15 @@ asio::awaitable<bool> handle_http(server& srv, http_request req, Stream& stream)
                                 fmt::format("Forbidden: Origin \"{}\" is not allowed; an operator can allow it with "
                                             "expose.agent.mcp.allowed_origins",
                                             header(req, "Origin"))));
+        }
+        // Exactly one Host (RFC 9112 section 3.2; HTTP/1.0 may send none): with two, the
+        // check below would see one name and a proxy might route by the other.
+        if (const auto hosts = req.count(http::field::host); hosts > 1 || (hosts == 0 && req.version() >= 11)) {
+            auto res =
+                refusal(req, http::status::bad_request,
+                        fmt::format("Bad Request: a request needs exactly one Host header; this one has {}", hosts));
+            res.keep_alive(false);
+            co_return co_await write_response(stream, std::move(res));
         }
         if (impl.options.require_loopback_host && !host_is_loopback(req[http::field::host])) {
             co_return co_await write_response(

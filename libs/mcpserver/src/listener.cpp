@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <list>
 #include <tuple>
@@ -34,7 +36,17 @@ struct connection {
     explicit connection(tcp::socket s) : stream(std::move(s)) {}
     beast::tcp_stream stream;
     bool busy = false;  // between having read a request and finishing its response
+    bool idle = false;  // waiting for the first byte of a request (a new or a keep-alive connection)
+    bool evicted = false;
+    std::chrono::steady_clock::time_point idle_since;
 };
+
+// `chunked` alone, in any case, with optional whitespace around it.
+bool is_plain_chunked(std::string_view te) {
+    while (!te.empty() && (te.front() == ' ' || te.front() == '\t')) te.remove_prefix(1);
+    while (!te.empty() && (te.back() == ' ' || te.back() == '\t')) te.remove_suffix(1);
+    return beast::iequals(te, "chunked");
+}
 
 std::string_view path_of(std::string_view target) {
     const auto q = target.find('?');
@@ -79,8 +91,11 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
             // from then the head has header_timeout and the body body_timeout.
             if (buffer.size() == 0) {
                 conn->stream.expires_after(options.idle_timeout);
+                conn->idle = true;
+                conn->idle_since = std::chrono::steady_clock::now();
                 auto [ec, n] = co_await conn->stream.async_read_some(buffer.prepare(4096), tuple_awaitable);
-                if (ec) break;
+                conn->idle = false;
+                if (ec || conn->evicted) break;
                 buffer.commit(n);
             }
             // The head's deadline cancels the read rather than closing the socket (as the
@@ -97,6 +112,21 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
             auto [ec, n] = co_await http::async_read_header(conn->stream, buffer, parser, tuple_awaitable);
             head_deadline.cancel();
             if (*head_expired) ec = beast::error::timeout;
+            // A Transfer-Encoding other than plain `chunked` (gzip, `chunked, gzip`, ...) is
+            // one this server cannot decode: Beast would read no body, and the body would be
+            // taken as the next request (RFC 9112 section 6.3: answer 400 and close).
+            if (!ec) {
+                const auto& head = parser.get();
+                const auto te = head[http::field::transfer_encoding];
+                if (head.count(http::field::transfer_encoding) > 1 || (!te.empty() && !is_plain_chunked(te))) {
+                    co_await answer_and_close(
+                        conn->stream, http::status::bad_request,
+                        fmt::format("Bad Request: Transfer-Encoding \"{}\" is not supported; send the body with "
+                                    "Content-Length or Transfer-Encoding: chunked",
+                                    std::string(te.substr(0, 64))));
+                    break;
+                }
+            }
             if (!ec && !parser.is_done()) {
                 conn->stream.expires_after(options.body_timeout);
                 std::tie(ec, n) = co_await http::async_read(conn->stream, buffer, parser, tuple_awaitable);
@@ -183,6 +213,21 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
                        [self = shared_from_this()](std::exception_ptr) { --self->refusing; });
     }
 
+    // At the cap, the connection that has waited longest for a request gives way to a new
+    // one: connections that send nothing (a client's spare keep-alives, or a flood of empty
+    // ones) cannot hold every slot until their idle timeout. False when none is idle.
+    bool evict_longest_idle() {
+        std::shared_ptr<connection> longest;
+        for (const auto& c : connections) {
+            if (c->idle && !c->evicted && (!longest || c->idle_since < longest->idle_since)) longest = c;
+        }
+        if (!longest) return false;
+        longest->evicted = true;
+        beast::error_code ignored;
+        longest->stream.socket().cancel(ignored);
+        return true;
+    }
+
     void forget(const std::shared_ptr<connection>& c) {
         connections.remove(c);
         if (stopped && connections.empty()) drained.cancel();
@@ -232,7 +277,10 @@ asio::awaitable<void> listener::run() {
             continue;
         }
         backoff = backoff.zero();
-        if (self->connections.size() >= self->options.max_connections) {
+        // Connections already evicted are on their way out and do not count.
+        const auto evicted = static_cast<std::size_t>(std::count_if(self->connections.begin(), self->connections.end(),
+                                                                    [](const auto& c) { return c->evicted; }));
+        if (self->connections.size() - evicted >= self->options.max_connections && !self->evict_longest_idle()) {
             self->refuse(std::move(socket));
             continue;
         }

@@ -57,21 +57,23 @@ std::string describe_duration(std::chrono::steady_clock::duration d) {
 
 void outbound_stream::push(const json::object& message) {
     if (dead || finished) return;
-    events.push_back({next_seq++, json::serialize(message)});
+    append(json::serialize(message));
     sent_anything = true;
-    if (!writer_attached && events.size() > max_retained) abandon();
+    if (!writer_attached && over_bounds()) abandon();
     wake.cancel();
 }
 
 void outbound_stream::finish(std::optional<json::object> final_message) {
     if (finished) return;
-    if (final_message && !dead) events.push_back({next_seq++, json::serialize(*final_message)});
+    if (final_message && !dead) append(json::serialize(*final_message));
+    if (!writer_attached && over_bounds()) abandon();
     finished = true;
     wake.cancel();
 }
 
-std::shared_ptr<outbound_stream> session::new_stream(asio::any_io_executor ex) {
-    auto st = std::make_shared<outbound_stream>(ex, std::to_string(next_stream++));
+std::shared_ptr<outbound_stream> session::new_stream(asio::any_io_executor ex,
+                                                     std::shared_ptr<retention_budget> budget) {
+    auto st = std::make_shared<outbound_stream>(ex, std::to_string(next_stream++), std::move(budget));
     // Bounded: a session keeps at most 64 resumable streams, dropping the oldest.
     while (resumable.size() >= 64) resumable.erase(resumable.begin());
     resumable.emplace(st->stream_id, st);

@@ -11,6 +11,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -21,37 +22,52 @@
 
 namespace fiskai::mcpserver {
 
+// What every outgoing stream of one server holds, in bytes: retention for resumption is
+// bounded across the server, so many sessions each keeping streams nobody reads cannot
+// add up to more than `limit`.
+struct retention_budget {
+    std::size_t used = 0;
+    std::size_t limit = std::size_t{256} << 20;
+};
+
 // One outgoing stream of JSON-RPC messages: the SSE response to one POST, or a session's
 // listening GET stream. Producers push; an HTTP writer drains. A push never blocks, so a
 // dispatcher is never held up by a slow or vanished client.
 //
-// Every event has an id `<stream>-<seq>`. Events are kept until the stream has finished
-// and its last event was written, so when the connection drops (or the server drops it
-// on purpose, interrupt()) the client can resume with GET and Last-Event-ID and get
-// every event after the one it saw. Memory is bounded: past max_retained events with no
-// writer attached, the stream is abandoned.
+// Every event has an id `<stream>-<seq>`; seqs are consecutive. Events are kept until the
+// stream has finished and its last event was written, so when the connection drops (or
+// the server drops it on purpose, interrupt()) the client can resume with GET and
+// Last-Event-ID and get every event after the one it saw. Memory is bounded: with no
+// writer attached, a stream past max_retained events or max_retained_bytes, or pushing
+// while the server's budget is spent, is abandoned.
 struct outbound_stream {
     static constexpr std::size_t max_retained = 10000;
+    static constexpr std::size_t max_retained_bytes = std::size_t{8} << 20;
 
     struct event {
         std::uint64_t seq;
         std::string data;
     };
 
-    outbound_stream(boost::asio::any_io_executor ex, std::string id) : stream_id(std::move(id)), wake(ex) {
+    outbound_stream(boost::asio::any_io_executor ex, std::string id, std::shared_ptr<retention_budget> b)
+        : stream_id(std::move(id)), wake(ex), budget(std::move(b)) {
         wake.expires_at(boost::asio::steady_timer::time_point::max());
     }
+    ~outbound_stream() { budget->used -= bytes; }
+    outbound_stream(const outbound_stream&) = delete;
+    outbound_stream& operator=(const outbound_stream&) = delete;
+
     void push(const boost::json::object& message);
     void finish(std::optional<boost::json::object> final_message = std::nullopt);
-    // The writer's connection is gone: keep events for a resumption.
+    // The writer's connection is gone: keep events for a resumption, within bounds.
     void writer_lost() {
         writer_attached = false;
-        if (events.size() > max_retained) abandon();
+        if (over_bounds()) abandon();
     }
     // Nobody will ever read this stream: drop everything.
     void abandon() {
         dead = true;
-        events.clear();
+        drop_all();
         wake.cancel();
     }
     // Asks the writer to end the HTTP response now without ending the stream.
@@ -62,9 +78,31 @@ struct outbound_stream {
     [[nodiscard]] bool has_pending() const { return !events.empty() && events.back().seq > delivered; }
     [[nodiscard]] bool complete() const { return finished && !has_pending(); }
     [[nodiscard]] std::string event_id(std::uint64_t seq) const { return stream_id + "-" + std::to_string(seq); }
+    // The first event not yet written, or null. Looked up afresh each time: while a write is
+    // suspended the queue can grow, be trimmed, or be cleared (its session ended).
+    [[nodiscard]] const event* next_undelivered() const {
+        if (events.empty()) return nullptr;
+        const auto first = events.front().seq;
+        const auto index = std::max(delivered + 1, first) - first;
+        return index < events.size() ? &events[index] : nullptr;
+    }
+    // Drops written events from the front while more than `keep_events` or `keep_bytes` are held.
+    void trim_delivered(std::size_t keep_events, std::size_t keep_bytes) {
+        while (!events.empty() && events.front().seq <= delivered &&
+               (events.size() > keep_events || bytes > keep_bytes)) {
+            drop_front();
+        }
+    }
+    // Takes the only event's text (a response answered as plain JSON) and empties the queue.
+    [[nodiscard]] std::string take_only() {
+        std::string text = std::move(events.front().data);
+        drop_all();
+        return text;
+    }
+    [[nodiscard]] bool empty() const { return events.empty(); }
+    [[nodiscard]] std::size_t held_bytes() const { return bytes; }
 
     std::string stream_id;
-    std::deque<event> events;
     std::uint64_t next_seq = 1;
     std::uint64_t delivered = 0;  // the last seq written to a connection
     bool finished = false;        // the last message has been queued
@@ -73,6 +111,30 @@ struct outbound_stream {
     bool writer_attached = false;
     bool interrupt_requested = false;
     boost::asio::steady_timer wake;
+
+private:
+    [[nodiscard]] bool over_bounds() const {
+        return events.size() > max_retained || bytes > max_retained_bytes || budget->used > budget->limit;
+    }
+    void append(std::string data) {
+        bytes += data.size();
+        budget->used += data.size();
+        events.push_back({next_seq++, std::move(data)});
+    }
+    void drop_front() {
+        bytes -= events.front().data.size();
+        budget->used -= events.front().data.size();
+        events.pop_front();
+    }
+    void drop_all() {
+        budget->used -= bytes;
+        bytes = 0;
+        events.clear();
+    }
+
+    std::deque<event> events;
+    std::size_t bytes = 0;  // of the events held
+    std::shared_ptr<retention_budget> budget;
 };
 
 // A call in flight; cancelling it kills its process group and suppresses its response,
@@ -106,7 +168,8 @@ struct session {
     std::map<std::string, std::shared_ptr<outbound_stream>> resumable;
     std::uint64_t next_stream = 1;
     std::set<std::string> subscriptions;  // resource URIs
-    std::shared_ptr<outbound_stream> new_stream(boost::asio::any_io_executor ex);
+    std::shared_ptr<outbound_stream> new_stream(boost::asio::any_io_executor ex,
+                                                std::shared_ptr<retention_budget> budget);
 };
 
 struct server::impl : std::enable_shared_from_this<server::impl> {
@@ -173,6 +236,8 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     bool stopping = false;
     // Streams held open (GETs and POST SSE responses), closed on shutdown.
     std::vector<std::weak_ptr<outbound_stream>> open_streams;
+    // Bytes held by every outgoing stream of this server (shared: a stream can outlive it).
+    std::shared_ptr<retention_budget> retention = std::make_shared<retention_budget>();
 
     std::vector<resource> resources;
     std::vector<resource_template> templates;
