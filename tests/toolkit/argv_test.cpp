@@ -121,3 +121,15 @@ TEST_CASE("a NUL in any string is refused: exec would cut the argument short", "
     CHECK_THROWS_WITH(line("stream_info", "{\"name\":\"ORDERS\",\"context\":\"a\\u0000b\"}"),
                       Catch::Contains("building global flags") && Catch::Contains("NUL character"));
 }
+
+// The command line a person approves: a value cannot fake argument boundaries or lines.
+TEST_CASE("display_command_line quotes every argument a shell or a reader could misread", "[argv]") {
+    CHECK(display_command_line({"config", "set", "--", "colour", "blue"}) == "config set -- colour blue");
+    CHECK(display_command_line({"stream", "add", "--subjects=orders.>", "ORDERS"}) ==
+          "stream add \"--subjects=orders.>\" ORDERS");
+    CHECK(display_command_line({"say", "two words", ""}) == "say \"two words\" \"\"");
+    // A value carrying a fake prompt line stays one visibly quoted argument.
+    CHECK(display_command_line({"config", "set", "--", "colour", "x\n\nGated by: nothing"}) ==
+          "config set -- colour \"x\\n\\nGated by: nothing\"");
+    CHECK(display_command_line({"echo", "\x1b[2J", "caf\xc3\xa9"}) == "echo \"\\x1b[2J\" \"caf\xc3\xa9\"");
+}

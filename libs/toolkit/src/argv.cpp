@@ -191,4 +191,20 @@ std::string command_line(const std::vector<std::string>& argv) {
     return out;
 }
 
+std::string display_command_line(const std::vector<std::string>& argv) {
+    // Plain: printable ASCII that a shell would not split or treat specially.
+    const auto plain = [](std::string_view arg) {
+        return !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   std::string_view("_-./:=,@%+").find(c) != std::string_view::npos;
+        });
+    };
+    std::string out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        if (i) out += ' ';
+        out += plain(argv[i]) ? argv[i] : gocompat::quote(argv[i]);
+    }
+    return out;
+}
+
 }  // namespace fiskai::toolkit

@@ -37,7 +37,7 @@ std::optional<std::string> command_tool::check_arguments(const boost::json::valu
 }
 
 std::string command_tool::describe_call(const boost::json::value& arguments) const {
-    return command_line(render_argv(spec_, arguments));
+    return display_command_line(render_argv(spec_, arguments));
 }
 
 boost::asio::awaitable<outcome> command_tool::call(boost::json::value arguments, call_options options) {

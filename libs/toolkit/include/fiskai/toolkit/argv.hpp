@@ -26,4 +26,9 @@ public:
 // argv joined with single spaces, unquoted: the `command` of a CommandResult.
 [[nodiscard]] std::string command_line(const std::vector<std::string>& argv);
 
+// argv for a person deciding whether to approve it: an argument that is empty or holds
+// anything beyond letters, digits and `_-./:=,@%+` is shown Go-quoted (`"a b\nc"`), so
+// argument boundaries, line breaks and control characters cannot be faked by a value.
+[[nodiscard]] std::string display_command_line(const std::vector<std::string>& argv);
+
 }  // namespace fiskai::toolkit

@@ -123,7 +123,8 @@ public:
     // for every local tool.
     [[nodiscard]] virtual std::string remote_agent() const { return {}; }
     // What a call with these (checked) arguments would do, for approval prompts and logs:
-    // the command line for a command, the tool's name by default.
+    // the command line for a command (display_command_line: values quoted where needed), the
+    // tool's name by default.
     [[nodiscard]] virtual std::string describe_call(const boost::json::value& arguments) const;
 
     // Runs the tool. The arguments are taken by value: the coroutine may outlive the
