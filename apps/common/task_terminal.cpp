@@ -1,4 +1,5 @@
 #include "task_terminal.hpp"
+#include "terminal_text.hpp"
 
 #include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a_nats/task_caller.hpp>
@@ -44,7 +45,7 @@ std::string one_line(std::string_view s, std::size_t limit = 160) {
 }
 
 void err_line(std::string_view text) {
-    fmt::print(stderr, "{}\n", text);
+    fmt::print(stderr, "{}\n", terminal_safe(text));
     std::fflush(stderr);
 }
 
@@ -249,7 +250,7 @@ asio::awaitable<int> run_task_at_terminal(a2a_nats::task_caller& caller, runtime
         } else {
             answer = answer_from_line(q, *line);
             if (!answer) {
-                fmt::print(stderr, "{}", prompt_text(q));
+                fmt::print(stderr, "{}", terminal_safe(prompt_text(q)));
                 std::fflush(stderr);
                 return;
             }
@@ -293,7 +294,7 @@ asio::awaitable<int> run_task_at_terminal(a2a_nats::task_caller& caller, runtime
             } else {
                 prompting = *q;
                 caller.hold_question(q->question_id);
-                fmt::print(stderr, "{}", prompt_text(*q));
+                fmt::print(stderr, "{}", terminal_safe(prompt_text(*q)));
                 std::fflush(stderr);
                 if (!reader) {
                     // Lines posted after this coroutine ended find the handler gone.
@@ -306,7 +307,8 @@ asio::awaitable<int> run_task_at_terminal(a2a_nats::task_caller& caller, runtime
         } else if (const auto* r = std::get_if<a2a::task_result>(&arrival->message)) {
             reader.reset();
             if (!o.json && !r->text.empty()) {
-                fmt::print("{}\n", r->text);
+                // The answer as written when it goes to a file or a pipe; shown safely on a terminal.
+                fmt::print("{}\n", ::isatty(STDOUT_FILENO) == 1 ? terminal_safe(r->text) : r->text);
                 std::fflush(stdout);
             }
             for (const auto& open : deferred) {

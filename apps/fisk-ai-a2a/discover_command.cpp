@@ -6,6 +6,7 @@
 // `fisk-ai`, as in the original.
 
 #include "nats_commands.hpp"
+#include "terminal_text.hpp"
 
 #include <fiskai/a2a/client.hpp>
 #include <fiskai/a2a_nats/transport.hpp>
@@ -84,14 +85,18 @@ void print_card(const std::string& asked, const agent_card& card) {
     if (card.tools.empty()) {
         out += "The agent exposes no tools.\n";
     } else {
+        // The name column is as wide as the longest name up to a bound: a card is the peer's
+        // text, and one very long name must not pad every row to it.
+        constexpr std::size_t max_name = 48;
         std::size_t width = 4;
-        for (const auto& t : card.tools) width = std::max(width, t.name.size());
+        for (const auto& t : card.tools) width = std::max(width, std::min(t.name.size(), max_name + 3));
         out += fmt::format("{:<{}}  {}\n", "Tool", width, "Description");
         for (const auto& t : card.tools) {
-            out += fmt::format("{:<{}}  {}\n", t.name, width, truncate_runes(one_line(t.description), 60));
+            out += fmt::format("{:<{}}  {}\n", truncate_runes(one_line(t.name), max_name), width,
+                               truncate_runes(one_line(t.description), 60));
         }
     }
-    fmt::print("{}", out);
+    fmt::print("{}", fiskai::app::terminal_safe(out));
 }
 
 asio::awaitable<int> run_discover(discover_options o) {

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 
 #include "app_support.hpp"
+#include "terminal_text.hpp"
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/conns/connection.hpp>
@@ -71,8 +72,8 @@ std::string one_line(std::string_view s, std::size_t max) {
         folded.append(bytes);
     }
     runes = starts.size();
-    if (runes <= max) return folded;
-    return folded.substr(0, starts[max - 3]) + "...";
+    if (runes <= max) return fiskai::app::terminal_safe(folded);
+    return fiskai::app::terminal_safe(folded.substr(0, starts[max - 3])) + "...";
 }
 
 std::string status_of(const std::optional<runstate::terminal_reason>& t) {
@@ -126,7 +127,8 @@ void print_show(const runstate::run_state& rs, bool transcript) {
     const auto status = status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt);
     fmt::print("Session {}\n", rs.run_id);
     fmt::print("  Status: {}\n", status);
-    if (rs.terminal && !rs.terminal->message.empty()) fmt::print("  Message: {}\n", rs.terminal->message);
+    if (rs.terminal && !rs.terminal->message.empty())
+        fmt::print("  Message: {}\n", fiskai::app::terminal_safe(rs.terminal->message));
     fmt::print("  Model: {}\n", rs.fingerprint.model);
     fmt::print("  Created: {}\n", gocompat::format_rfc3339(rs.created));
     fmt::print("  Next iter: {}\n", rs.next_iteration);

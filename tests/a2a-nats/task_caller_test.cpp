@@ -8,7 +8,9 @@
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/a2a_nats/task_caller.hpp>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 
 template <typename T>
 struct Catch::StringMaker<boost::system::result<T, fiskai::a2a_nats::task_problem>> {
@@ -409,4 +411,32 @@ TEST_CASE("task_caller: a service error from the intake ends start() with its te
     REQUIRE_FALSE(s.ack);
     CHECK(s.ack.error().kind == task_failure::transport);
     CHECK(s.ack.error().message == "remote agent answered with an error: 400 invalid message: schema violation");
+}
+
+// A worker (or anyone who learnt the inbox) sending only what the caller drops: the idle
+// limit still runs from the last message taken into the set, so it cannot be held open.
+TEST_CASE("task_caller: messages that are dropped do not hold the idle limit open", "[task_caller][nats]") {
+    nats_env env;
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    fake_task_worker worker(*env.server_conn, "svc", [stop](task_run& t) {
+        t.ack();
+        for (int i = 0; i < 60 && !*stop; ++i) {
+            t.send_raw("{not json");
+            t.event(a2a::text_block{"a repeat"}, 1);  // sequence 1 again: ignored
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    auto o = caller_options();
+    o.idle_timeout = 1ms;
+    o.idle_floor = 1s;
+    auto s = start(env, o);
+    REQUIRE(s.ack);
+    const auto before = std::chrono::steady_clock::now();
+    auto idle = a2a_test::run(env.ioc, s.caller->next(), 30s);
+    const auto waited = std::chrono::steady_clock::now() - before;
+    *stop = true;
+    REQUIRE_FALSE(idle);
+    CHECK(idle.error().kind == task_failure::idle);
+    // The floor (1 s) after the ack, not the 6 s the dropped traffic lasts.
+    CHECK(waited < 4s);
 }

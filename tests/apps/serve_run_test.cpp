@@ -65,6 +65,8 @@ struct worker_env {
    "stop_reason":"tool_use"}},
   {"expect":{"last_tool_result_contains":"true"},
    "reply":{"content":[{"type":"text","text":"You said yes."}],"stop_reason":"end_turn"}}]},
+ {"name":"escapes","when":{"prompt_contains":"escape"},"steps":[
+  {"reply":{"content":[{"type":"text","text":"\u001b]0;PWNED\u0007\u001b[2Jshown\rhidden"}],"stop_reason":"end_turn"}}]},
  {"name":"quick","steps":[{"reply":{"content":[{"type":"text","text":"Forty-two."}],"stop_reason":"end_turn"}},
   {"reply":{"content":[{"type":"text","text":"Still forty-two."}],"stop_reason":"end_turn"}}]}]})");
         fake = std::make_unique<test::fake_llm_process>(
@@ -133,6 +135,20 @@ TEST_CASE("serve answers a task, and one SIGTERM drains and exits 0", "[serve_ru
     INFO(e.worker->err());
     CHECK(code == 0);
     CHECK_THAT(e.worker->err(), Catch::Contains("fisk-ai-serve stopped"));
+}
+
+// A model's (or a worker's) text cannot drive the operator's terminal: control characters
+// on stderr are shown in caret notation. stdout, here a file, keeps the answer as written.
+TEST_CASE("ask shows control characters in a worker's text instead of sending them to the terminal", "[serve_run]") {
+    worker_env e;
+    e.start();
+    auto caller = e.ask("escape the screen", "escapes");
+    const int asked = caller->wait(30s);
+    INFO(caller->err());
+    CHECK(asked == 0);
+    CHECK_THAT(caller->err(), Catch::Contains("^[]0;PWNED^G^[[2Jshown^Mhidden"));
+    CHECK(caller->err().find('\x1b') == std::string::npos);
+    CHECK(caller->out() == "\x1b]0;PWNED\x07\x1b[2Jshown\rhidden\n");
 }
 
 TEST_CASE("two SIGTERMs during a run cancel it, park the session suspended and exit 130", "[serve_run]") {

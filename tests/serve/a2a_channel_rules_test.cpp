@@ -392,3 +392,15 @@ TEST_CASE("held_approvals: taken once, expire after the TTL, bounded", "[serve][
     CHECK(held.take("a", "1", t0 + 3s) == std::nullopt);
     CHECK(held.take("c", "1", t0 + 3s) == toolkit::approval::allow_once);
 }
+
+TEST_CASE("answerable: a reply subject with a wildcard or an empty token is not answered", "[serve][a2a]") {
+    for (const auto* ok : {"_INBOX.abc123", "_INBOX.a.b", "x", "reply-to.caller_1"}) {
+        INFO(ok);
+        CHECK(rules::answerable(ok));
+    }
+    for (const auto* bad :
+         {"", ">", "*", "_INBOX.*", "_INBOX.>", "foo.*.bar", "a..b", ".a", "a.", "a b", "a\tb", "a\x7f"}) {
+        INFO(bad);
+        CHECK_FALSE(rules::answerable(bad));
+    }
+}

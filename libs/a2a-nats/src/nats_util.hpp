@@ -3,6 +3,9 @@
 
 #include <nats/nats.h>
 
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +27,40 @@ struct message_copy {
 };
 
 [[nodiscard]] message_copy copy_message(natsMsg* msg);
+
+// What an asynchronous subscription has posted to the io_context and the io_context has not
+// yet taken, bounded. nats.c's own pending limits never apply to such a subscription (its
+// handler empties nats.c's queue at once by copying and posting), so without this a peer
+// publishing faster than the io thread consumes grows the process without limit. Past the
+// bound a message is dropped on the nats.c thread, before it is copied, and counted.
+// reserve() runs on the nats.c thread, release() on the io thread: atomics only.
+class delivery_budget {
+public:
+    delivery_budget(std::size_t max_messages, std::size_t max_bytes) noexcept
+        : max_messages_(max_messages), max_bytes_(max_bytes) {}
+    // Whether a message of `bytes` may be posted; if so, it is counted until release().
+    [[nodiscard]] bool reserve(std::size_t bytes) noexcept {
+        const auto m = messages_.fetch_add(1, std::memory_order_relaxed) + 1;
+        const auto b = bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+        if (m <= max_messages_ && b <= max_bytes_) return true;
+        release(bytes);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    void release(std::size_t bytes) noexcept {
+        messages_.fetch_sub(1, std::memory_order_relaxed);
+        bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    }
+    // Messages dropped so far; exchange(0) lets the io thread report each drop once.
+    [[nodiscard]] std::uint64_t take_dropped() noexcept { return dropped_.exchange(0, std::memory_order_relaxed); }
+
+private:
+    const std::size_t max_messages_;
+    const std::size_t max_bytes_;
+    std::atomic<std::size_t> messages_{0};
+    std::atomic<std::size_t> bytes_{0};
+    std::atomic<std::uint64_t> dropped_{0};
+};
 
 // An asynchronous subscription whose handler runs on a nats.c thread. The handler may only
 // copy and post (the message is freed when it returns). nats.c may still be inside the

@@ -60,6 +60,11 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
 
     // Arrivals that passed the pipeline, in order; `wake` is cancelled on each arrival.
     std::deque<task_arrival> queue;
+    // Bounds on what a worker can make this caller hold: posted but not yet checked (the
+    // subscription's budget), and checked but not yet read by the caller's owner.
+    static constexpr std::size_t max_queued = 4096;
+    std::shared_ptr<detail::delivery_budget> budget =
+        std::make_shared<detail::delivery_budget>(1024, std::size_t{64} << 20);
     asio::steady_timer wake;
     clock::time_point last_arrival = clock::now();
     a2a::inbound_sequencer sequencer;
@@ -84,17 +89,28 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
     }
 
     // Runs on the executor, in arrival order.
+    // Only what is taken into the set restarts the idle limit: dropped, foreign and repeated
+    // messages do not, so traffic that is never delivered cannot hold the caller forever.
     void arrived(detail::message_copy copy) {
         if (closed) return;
-        last_arrival = clock::now();
-        wake.cancel();
+        if (const auto dropped = budget->take_dropped()) {
+            warn(fmt::format("dropped {} messages in the reply set of {}: they came faster than they could be read",
+                             dropped, request.request));
+        }
         if (copy.no_responders) {
             no_responders = true;
+            took_arrival();
             return;
         }
         if (!copy.error_code.empty() || !copy.error.empty()) {
             // The intake refused the request before admitting it (a 400 service error).
             if (service_error.empty()) service_error = fmt::format("{} {}", copy.error_code, copy.error);
+            took_arrival();
+            return;
+        }
+        if (queue.size() >= max_queued) {
+            warn(fmt::format("dropping a message in the reply set of {}: {} messages are already waiting to be read",
+                             request.request, max_queued));
             return;
         }
         auto checked = a2a::default_validator().check(copy.data);
@@ -128,6 +144,11 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
                              h.sequence));
         }
         queue.push_back(task_arrival{std::move(*checked), std::move(copy.data), {}});
+        took_arrival();
+    }
+    void took_arrival() {
+        last_arrival = clock::now();
+        wake.cancel();
     }
     bool no_responders = false;
     std::string service_error;
@@ -229,9 +250,12 @@ asio::awaitable<task_result<a2a::task_ack>> task_caller::start() {
         st->inbox = st->conn->new_inbox();
         std::weak_ptr<detail::task_caller_state> weak = st;
         auto ex = st->executor;
-        st->subscription =
-            detail::async_subscription::subscribe(st->conn->native_handle(), st->inbox, {}, [weak, ex](natsMsg* msg) {
-                asio::post(ex, [weak, copy = detail::copy_message(msg)]() mutable {
+        st->subscription = detail::async_subscription::subscribe(
+            st->conn->native_handle(), st->inbox, {}, [weak, ex, budget = st->budget](natsMsg* msg) {
+                const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
+                if (!budget->reserve(size)) return;
+                asio::post(ex, [weak, budget, size, copy = detail::copy_message(msg)]() mutable {
+                    budget->release(size);
                     if (const auto self = weak.lock()) self->arrived(std::move(copy));
                 });
             });

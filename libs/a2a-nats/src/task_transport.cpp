@@ -175,6 +175,19 @@ struct detail::task_subscriptions_state {
     task_transport::task_handler on_message;
     bool closed = false;
     std::vector<std::unique_ptr<a2a_nats::detail::async_subscription>> subs;
+    // A task's cancel and elicit traffic is a cancel, answers and a keepalive every few
+    // seconds: far below this bound, which only a flood reaches.
+    std::shared_ptr<a2a_nats::detail::delivery_budget> budget =
+        std::make_shared<a2a_nats::detail::delivery_budget>(64, std::size_t{4} << 20);
+    gocompat::logger log;
+    std::string task;
+
+    void report_dropped(std::uint64_t n) const {
+        log.warn(
+            "a2a: dropped messages to a task's cancel and elicit subjects: they came faster than they could be "
+            "read",
+            {{"task", task}, {"dropped", std::to_string(n)}});
+    }
 };
 
 // ---- task_subscriptions ----
@@ -321,17 +334,22 @@ asio::awaitable<a2a::result<std::unique_ptr<task_subscriptions>>> task_transport
     std::unique_ptr<task_subscriptions> out(new task_subscriptions);
     out->state_ = std::make_shared<detail::task_subscriptions_state>();
     out->state_->on_message = std::move(on_message);
+    out->state_->log = st->log;
+    out->state_->task = id;
     std::weak_ptr<detail::task_subscriptions_state> weak = out->state_;
     natsConnection* nc = st->conn->native_handle();
     try {
         for (auto [route, subject] : {std::pair{a2a::task_route::cancel, &*cancel_subject},
                                       std::pair{a2a::task_route::elicit, &*elicit_subject}}) {
-            auto handler = [executor = st->executor, weak, route = route](natsMsg* msg) {
+            auto handler = [executor = st->executor, weak, route = route, budget = out->state_->budget](natsMsg* msg) {
                 const char* d = natsMsg_GetData(msg);
-                std::string body = d ? std::string(d, static_cast<std::size_t>(natsMsg_GetDataLength(msg))) : "";
-                asio::post(executor, [weak, route, body = std::move(body)]() mutable {
+                const auto size = d ? static_cast<std::size_t>(natsMsg_GetDataLength(msg)) : 0;
+                if (!budget->reserve(size)) return;
+                asio::post(executor, [weak, route, budget, body = std::string(d ? d : "", size)]() mutable {
+                    budget->release(body.size());
                     auto s = weak.lock();
                     if (!s || s->closed || !s->on_message) return;
+                    if (const auto dropped = budget->take_dropped()) s->report_dropped(dropped);
                     s->on_message(route, std::move(body));
                 });
             };

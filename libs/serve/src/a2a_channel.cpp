@@ -4,6 +4,7 @@
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/a2a_nats/task_transport.hpp>
 #include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/quote.hpp>
 #include <fiskai/runstate/store.hpp>
 #include <fiskai/serve/a2a_channel.hpp>
 #include <fiskai/serve/a2a_rules.hpp>
@@ -100,6 +101,7 @@ struct a2a_channel::impl : std::enable_shared_from_this<a2a_channel::impl> {
 
     // A request taken while draining (Amendment 16).
     void refuse_inbound(const a2a_nats::inbound& in, const rules::refusal& r) {
+        if (!rules::answerable(in.reply)) return;
         auto checked = a2a::default_validator().check_as<a2a::task_request>(in.data);
         if (!checked) {
             reject_malformed(in.reply, checked.error().message);
@@ -434,6 +436,11 @@ private:
 
 asio::awaitable<std::unique_ptr<work>> a2a_channel::impl::admit(a2a_nats::inbound in) {
     auto self = shared_from_this();
+    if (!rules::answerable(in.reply)) {
+        options.log.debug("a2a: dropped a request whose reply subject cannot be answered",
+                          {{"reply", gocompat::quote_bounded(in.reply)}});
+        co_return nullptr;
+    }
     auto checked = a2a::default_validator().check_as<a2a::task_request>(in.data);
     if (!checked) {
         reject_malformed(in.reply, checked.error().message);

@@ -298,6 +298,23 @@ std::chrono::nanoseconds question_window(std::chrono::nanoseconds question_timeo
     return std::max(question_timeout, floor);
 }
 
+bool answerable(std::string_view reply_subject) noexcept {
+    if (reply_subject.empty()) return false;
+    std::size_t start = 0;
+    for (;;) {
+        const auto dot = reply_subject.find('.', start);
+        const auto token =
+            reply_subject.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+        if (token.empty() || token == "*" || token == ">") return false;
+        for (const char c : token) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u <= 0x20 || u == 0x7f) return false;
+        }
+        if (dot == std::string_view::npos) return true;
+        start = dot + 1;
+    }
+}
+
 std::string sanitize(std::string_view s, std::size_t max_runes) {
     std::string out;
     out.reserve(std::min(s.size(), max_runes * 4));

@@ -77,6 +77,12 @@ struct admit_options {
 
 // §6.3 after the validator: ids and sender as subject tokens, the budget, the age
 // (Amendment 9), the prompt.
+// Whether a request's reply subject can be answered: a subject one may publish to (tokens
+// of printable characters, none empty, no wildcard `*` or `>`). A request whose reply is a
+// wildcard would send its reply set to everyone listening on what it matches; it is
+// dropped unanswered.
+[[nodiscard]] bool answerable(std::string_view reply_subject) noexcept;
+
 [[nodiscard]] std::variant<admitted, refusal, malformed> admit(const a2a::task_request& request,
                                                                const admit_options& options);
 
