@@ -263,13 +263,21 @@ TEST_CASE("config: the LLM budget: defaults, negatives and call_timeout", "[conf
         CHECK(parse_error("llm: {budget: {max_iterations: -3, max_output_tokens: -2}}") ==
               "invalid llm max_output_tokens -2: must not be negative");
     }
-    SECTION("call_timeout must parse but is not sign-checked") {
+    SECTION("call_timeout must parse and lie in (0, 24h]") {
         CHECK(parse_error("llm: {budget: {call_timeout: not-a-duration}}") ==
               "invalid llm call_timeout \"not-a-duration\": time: invalid duration \"not-a-duration\"");
         CHECK(parse_error("llm: {budget: {call_timeout: 5 s}}") ==
               "invalid llm call_timeout \"5 s\": time: unknown unit \" s\" in duration \"5 s\"");
-        CHECK(lenient("llm: {budget: {call_timeout: 0s}}").llm.budget.call_timeout == 0s);
-        CHECK(lenient("llm: {budget: {call_timeout: -5s}}").llm.budget.call_timeout == -5s);
+        CHECK(parse_error("llm: {budget: {call_timeout: 0s}}") ==
+              "invalid llm call_timeout \"0s\": must be more than 0s and at most 24h0m0s");
+        CHECK(parse_error("llm: {budget: {call_timeout: -5s}}") ==
+              "invalid llm call_timeout \"-5s\": must be more than 0s and at most 24h0m0s");
+        CHECK(parse_error("llm: {budget: {call_timeout: 2562047h}}") ==
+              "invalid llm call_timeout \"2562047h\": must be more than 0s and at most 24h0m0s");
+        CHECK(parse_error("llm: {budget: {call_timeout: 24h0m0.000000001s}}") ==
+              "invalid llm call_timeout \"24h0m0.000000001s\": must be more than 0s and at most 24h0m0s");
+        CHECK(lenient("llm: {budget: {call_timeout: 24h}}").llm.budget.call_timeout == 24h);
+        CHECK(lenient("llm: {budget: {call_timeout: 1ns}}").llm.budget.call_timeout == 1ns);
     }
 }
 

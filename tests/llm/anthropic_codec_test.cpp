@@ -215,3 +215,34 @@ TEST_CASE("anthropic status error text", "[llm][anthropic]") {
               "req_011") == "anthropic: HTTP 400 invalid_request_error: max_tokens: too large (request req_011)");
     CHECK(anthropic::status_error_text(502, "Bad Gateway", std::nullopt) == R"(anthropic: HTTP 502: "Bad Gateway")");
 }
+
+TEST_CASE("anthropic usage: token counts are clamped to zero and the cap", "[llm][anthropic]") {
+    auto decoded = anthropic::decode_response(
+        R"({"content":[],"usage":{"input_tokens":-1,"output_tokens":9223372036854775807,
+            "cache_read_input_tokens":1e300,"cache_creation_input_tokens":18446744073709551615}})");
+    REQUIRE(decoded.has_value());
+    CHECK(decoded->used == usage{0, max_token_count, max_token_count, max_token_count});
+
+    auto odd = anthropic::decode_response(
+        R"({"content":[],"usage":{"input_tokens":-1e300,"output_tokens":12.9,"cache_read_input_tokens":"7",
+            "cache_creation_input_tokens":-9223372036854775807}})");
+    REQUIRE(odd.has_value());
+    CHECK(odd->used == usage{0, 12, 0, 0});
+}
+
+TEST_CASE("anthropic status error text: a huge message or type is bounded", "[llm][anthropic]") {
+    const std::string huge(5'000'000, 'x');
+    const auto text = anthropic::status_error_text(
+        500, R"({"type":"error","error":{"type":")" + huge + R"(","message":")" + huge + R"("}})", "req_1");
+    CHECK(text.size() < 600);
+    CHECK(text.starts_with(R"(anthropic: HTTP 500 "xxx)"));
+    CHECK(text.ends_with(R"(xxx"... (request req_1))"));
+}
+
+TEST_CASE("anthropic response: repeated tool_use ids are refused", "[llm][anthropic]") {
+    auto dup = anthropic::decode_response(
+        R"({"content":[{"type":"tool_use","id":"dup","name":"a","input":{}},
+                       {"type":"tool_use","id":"dup","name":"b","input":{}}],"stop_reason":"tool_use"})");
+    REQUIRE_FALSE(dup.has_value());
+    CHECK(dup.error() == R"(anthropic: response has more than one tool call with id "dup")");
+}

@@ -124,3 +124,39 @@ TEST_CASE("openai status error text", "[llm][openai]") {
           R"(openai: HTTP 404: model "x" not found, try pulling it first)");
     CHECK(openai::status_error_text(503, "") == "openai: HTTP 503: (empty body)");
 }
+
+TEST_CASE("openai usage: token counts are clamped and cached never exceeds the prompt", "[llm][openai]") {
+    const auto with_usage = [](const std::string& u) {
+        auto decoded = openai::decode_response(
+            R"({"choices":[{"finish_reason":"stop","message":{"content":"hi"}}],"usage":)" + u + "}");
+        REQUIRE(decoded.has_value());
+        return decoded->used;
+    };
+    CHECK(with_usage(R"({"prompt_tokens":5,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":10}})") ==
+          usage{0, 1, 10, 0});
+    CHECK(
+        with_usage(
+            R"({"prompt_tokens":9223372036854775807,"completion_tokens":-4,"prompt_tokens_details":{"cached_tokens":-9223372036854775807}})") ==
+        usage{max_token_count, 0, 0, 0});
+    CHECK(
+        with_usage(R"({"prompt_tokens":1e300,"completion_tokens":1e19,"prompt_tokens_details":{"cached_tokens":3}})") ==
+        usage{max_token_count - 3, max_token_count, 3, 0});
+}
+
+TEST_CASE("openai status error text: a huge message is bounded", "[llm][openai]") {
+    const std::string huge(5'000'000, 'y');
+    const auto text = openai::status_error_text(500, R"({"error":{"message":")" + huge + R"("}})");
+    CHECK(text.size() < 300);
+    CHECK(text.starts_with(R"(openai: HTTP 500: "yyy)"));
+    CHECK(text.ends_with(R"(y"...)"));
+    const auto plain = openai::status_error_text(500, R"({"error":")" + huge + R"("})");
+    CHECK(plain.size() < 300);
+}
+
+TEST_CASE("openai response: repeated tool call ids are refused", "[llm][openai]") {
+    auto dup = openai::decode_response(R"({"choices":[{"message":{"tool_calls":[
+        {"id":"call_1","type":"function","function":{"name":"a","arguments":"{}"}},
+        {"type":"function","function":{"name":"b","arguments":"{}"}}]}}]})");
+    REQUIRE_FALSE(dup.has_value());
+    CHECK(dup.error() == R"(openai: response has more than one tool call with id "call_1")");
+}

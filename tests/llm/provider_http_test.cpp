@@ -331,6 +331,14 @@ TEST_CASE("deadline: a hung server ends the call at call_timeout", "[llm][http][
     CHECK(out.took < 2500ms);
 }
 
+TEST_CASE("deadline: a call_timeout past the end of the clock means no deadline", "[llm][http][fault]") {
+    clear_llm_env();
+    fake_server fake(faults_script("[]"));
+    auto out = call_once(anthropic_at(fake.url()), ask("x"), std::chrono::nanoseconds::max());
+    REQUIRE(out.result.has_value());
+    CHECK(out.took < 5s);
+}
+
 TEST_CASE("bad bodies: not JSON, a block without type", "[llm][http][fault]") {
     clear_llm_env();
     fake_server fake(faults_script(

@@ -78,3 +78,22 @@ TEST_CASE("a sleep that would pass the deadline is not taken", "[llm][retry]") {
     CHECK_FALSE(fit_before_deadline(3s, now, now + 2s));
     CHECK(fit_before_deadline(0s, now, now + 1ms) == std::optional<std::chrono::nanoseconds>(0s));
 }
+
+TEST_CASE("retry delay: a server hint too large for any clock falls back to backoff", "[llm][retry]") {
+    const auto now = std::chrono::system_clock::from_time_t(1'700'000'000);
+    const auto backoff = [&](std::optional<std::string> ms, std::optional<std::string> after) {
+        retry_hints hints;
+        hints.retry_after_ms = std::move(ms);
+        hints.retry_after = std::move(after);
+        return retry_delay(0, hints, 0.0, now);
+    };
+    CHECK(backoff(std::nullopt, "1e300") == 500ms);
+    CHECK(backoff(std::nullopt, "-1e300") == 500ms);
+    CHECK(backoff("1e300", std::nullopt) == 500ms);
+    CHECK(backoff("9223372036854775807", std::nullopt) == 500ms);
+    CHECK(backoff(std::nullopt, "Sat, 01 Jan 2263 00:00:00 GMT") == 500ms);
+    CHECK(backoff(std::nullopt, "Fri, 31 Dec 9999 23:59:59 GMT") == 500ms);
+    CHECK(backoff(std::nullopt, "Mon, 01 Jan 1000 00:00:00 GMT") == 500ms);
+    // Just inside the window still counts.
+    CHECK(backoff("59999", std::nullopt) == 59'999ms);
+}

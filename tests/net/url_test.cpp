@@ -49,6 +49,25 @@ TEST_CASE("parse_url: refusals name the bad part", "[url]") {
     CHECK(parse_url("https://host:70000/").error() == R"(its port "70000" is not a number from 1 to 65535)");
 }
 
+TEST_CASE("parse_url: an authority that runs on past its host or port is refused", "[url]") {
+    // Boost.URL reads the host as 127.0.0.1 and the rest as a path with no leading '/':
+    // the request would go to 127.0.0.1:80, not to the host the URL seems to name.
+    CHECK(parse_url("http://127.0.0.1.evil.com:18090").error() ==
+          R"(its host and port "127.0.0.1" are followed by ".evil.com:18090", which is not a path starting with /)");
+    CHECK(parse_url("http://127.0.0.1x:8080/").error() ==
+          R"(its host and port "127.0.0.1" are followed by "x:8080/", which is not a path starting with /)");
+    CHECK(parse_url("http://host:80x/").error() ==
+          R"(its host and port "host:80" are followed by "x/", which is not a path starting with /)");
+    CHECK(parse_url("http://127.0.0.1.nip.io:8080/v1").has_error());
+    CHECK(
+        check_url("http://127.0.0.1.evil.com:18090", "llm.base_url", false) ==
+        R"(llm.base_url "http://127.0.0.1.evil.com:18090" is not a valid URL: its host and port "127.0.0.1" are followed by ".evil.com:18090", which is not a path starting with /; write it as https://host[:port][/path])");
+    // A query straight after the authority is still fine.
+    auto query = parse_url("http://127.0.0.1:8080?x=1");
+    REQUIRE(query.has_value());
+    CHECK(query->target == "/?x=1");
+}
+
 TEST_CASE("is_loopback_host: localhost, 127.0.0.0/8 and ::1 only", "[url]") {
     for (const auto* host : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"}) {
         INFO(host);

@@ -205,6 +205,26 @@ TEST_CASE("records failing their schema are corrupt", "[codec][schema]") {
     }
 }
 
+TEST_CASE("an assistant record with a negative iteration or token count fails its schema", "[codec][schema]") {
+    const auto with = [](std::string_view fields) {
+        return corrupt_message(
+            R"({"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{"message":{"role":"assistant","content":[]},)" +
+            std::string(fields) + "}}");
+    };
+    CHECK(with(R"("iteration":-1,"in_tokens":0,"out_tokens":0)").find("/assistant/iteration") != std::string::npos);
+    CHECK(with(R"("iteration":0,"in_tokens":-1,"out_tokens":0)").find("/assistant/in_tokens") != std::string::npos);
+    CHECK(with(R"("iteration":0,"in_tokens":0,"out_tokens":-9223372036854775808)").find("/assistant/out_tokens") !=
+          std::string::npos);
+    CHECK(with(R"("iteration":0,"in_tokens":0,"out_tokens":0,"cache_read_tokens":-2)")
+              .find("/assistant/cache_read_tokens") != std::string::npos);
+    CHECK(with(R"("iteration":0,"in_tokens":0,"out_tokens":0,"cache_create_tokens":-3)")
+              .find("/assistant/cache_create_tokens") != std::string::npos);
+    CHECK(
+        rs::decode_record(
+            R"({"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{"iteration":0,"message":{"role":"assistant","content":[]},"in_tokens":0,"out_tokens":9223372036854775807}})")
+            .has_value());
+}
+
 TEST_CASE("run ids: KSUIDs and names pass, traversal, separators, leading punctuation and length fail", "[ids]") {
     for (const char* ok : {"2xK9c0ZqJ6m2W3o1S8TQb5ZQwVb", "my-run_1", "a", "A-"})
         CHECK(rs::validate_id(ok).has_value());

@@ -446,6 +446,44 @@ TEST_CASE("file backend: list skips what is not a readable run", "[file]") {
     CHECK(!fs::exists(e.journal("ok")));
 }
 
+TEST_CASE("file backend: a journal that is not a regular file or is too large is refused with its path", "[file]") {
+    env e;
+    const auto path = e.journal("odd").string();
+    const auto refused = [&](const std::string& why) {
+        auto r = await(e.store->read("odd"));
+        REQUIRE(!r.has_value());
+        CHECK(r.error().code == rs::errc::storage);
+        CHECK(r.error().message == "journal " + path + " " + why);
+        auto o = await(e.store->open("odd"));
+        REQUIRE(!o.has_value());
+        CHECK(o.error().message == "journal " + path + " " + why);
+    };
+    SECTION("a symbolic link to /dev/zero") {
+        fs::create_symlink("/dev/zero", path);
+        refused("is not a regular file");
+    }
+    SECTION("a FIFO") {
+        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+        refused("is not a regular file");
+    }
+    SECTION("a directory") {
+        fs::create_directory(path);
+        auto r = await(e.store->read("odd"));
+        REQUIRE(!r.has_value());
+        CHECK(r.error().message == "journal " + path + " is not a regular file");
+    }
+    SECTION("a (sparse) file one byte over the limit") {
+        fiskai::test::write_file(path, "");
+        fs::resize_file(path, rs::max_journal_size + 1);
+        refused("is larger than the limit of 1073741824 bytes (1073741825 bytes)");
+    }
+    SECTION("a symbolic link to a journal is followed") {
+        REQUIRE(await(e.store->create("real", sample_meta())).has_value());
+        fs::create_symlink(e.journal("real"), path);
+        CHECK(await(e.store->read("odd")).has_value());
+    }
+}
+
 TEST_CASE("file backend: directory resolution and options", "[file][options]") {
     SECTION("the option, rebased under the store dir when relative; absolute wins") {
         CHECK(rs::resolve_file_directory("sessions", "/state") == "/state/sessions");

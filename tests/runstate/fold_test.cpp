@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -184,4 +185,44 @@ TEST_CASE("turn usage and start iteration count from the last follow-up", "[fold
     CHECK(s->turn_usage == llm::usage{12, 5, 4, 0});
     CHECK(s->turn_start_iteration == 1);
     CHECK(s->counters.in_tokens == 22);
+}
+
+TEST_CASE("fold refuses negative counts and an iteration with no successor and saturates token sums", "[fold]") {
+    constexpr auto big = std::numeric_limits<std::int64_t>::max();
+    SECTION("an iteration at INT64_MAX") {
+        auto s = rs::fold({meta(), assistant(2, big, {}, "end_turn")});
+        REQUIRE(!s);
+        CHECK(s.error().code == rs::errc::corrupt);
+        CHECK(s.error().message ==
+              "corrupt record sequence: assistant at seq 2 has iteration 9223372036854775807, outside 0 to "
+              "9223372036854775806");
+    }
+    SECTION("a negative iteration") {
+        auto s = rs::fold({meta(), assistant(2, -1, {}, "end_turn")});
+        REQUIRE(!s);
+        CHECK(s.error().message ==
+              "corrupt record sequence: assistant at seq 2 has iteration -1, outside 0 to 9223372036854775806");
+    }
+    SECTION("a negative token count") {
+        auto s = rs::fold({meta(), assistant(2, 0, {}, "end_turn", 10, 5, -3, 0)});
+        REQUIRE(!s);
+        CHECK(s.error().message == "corrupt record sequence: assistant at seq 2 has a negative token count (-3)");
+    }
+    SECTION("huge token counts saturate at the cap") {
+        auto s = rs::fold({meta(), assistant(2, 0, {"a"}, "tool_use", big, big, big, big), result(3, "a"),
+                           assistant(4, big - 1, {}, "end_turn", big, 1, 2, 3)});
+        REQUIRE(s.has_value());
+        CHECK(s->counters.in_tokens == llm::max_token_count);
+        CHECK(s->counters.out_tokens == llm::max_token_count);
+        CHECK(s->counters.cache_read_tokens == llm::max_token_count);
+        CHECK(s->counters.cache_create_tokens == llm::max_token_count);
+        CHECK(s->turn_usage ==
+              llm::usage{llm::max_token_count, llm::max_token_count, llm::max_token_count, llm::max_token_count});
+        CHECK(s->next_iteration == big);
+    }
+    SECTION("a follow-up after an iteration just below the limit") {
+        auto s = rs::fold({meta(), assistant(2, big - 1, {}, "end_turn"), user(3, "more")});
+        REQUIRE(s.has_value());
+        CHECK(s->turn_start_iteration == big);
+    }
 }

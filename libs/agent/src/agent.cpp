@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,13 +54,14 @@ std::string joined_text(const std::vector<llm::content_block>& blocks) {
     return joined_text(llm::message{llm::role::assistant, blocks});
 }
 
-std::int64_t total(const llm::usage& u) { return u.in + u.out + u.cache_read + u.cache_create; }
-
-void add(llm::usage& into, const llm::usage& u) {
-    into.in += u.in;
-    into.out += u.out;
-    into.cache_read += u.cache_read;
-    into.cache_create += u.cache_create;
+// a + b for iteration numbers and caps (both from a journal or the configuration, so
+// anything), saturating at the int64 limits.
+std::int64_t add_iterations(std::int64_t a, std::int64_t b) {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) {
+        return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+    }
+    return sum;
 }
 
 bool has_tag(const toolkit::tool& t, std::string_view tag) {
@@ -444,8 +446,8 @@ private:
         // stays cumulative across resumes (Go).
         if (follow_up || state.turn_start_iteration > 0) {
             budget_used_ = state.turn_usage;
-            iteration_cap_ =
-                (follow_up ? state.next_iteration : state.turn_start_iteration) + req_.effective.max_iterations;
+            iteration_cap_ = add_iterations(follow_up ? state.next_iteration : state.turn_start_iteration,
+                                            req_.effective.max_iterations);
         } else {
             budget_used_ = result_.counters.tokens;
             iteration_cap_ = req_.effective.max_iterations;
@@ -473,7 +475,7 @@ private:
                 }
             }
             budget_used_ = {};
-            iteration_cap_ = iteration_ + req_.effective.max_iterations;
+            iteration_cap_ = add_iterations(iteration_, req_.effective.max_iterations);
         }
         co_return std::nullopt;
     }
@@ -581,8 +583,8 @@ private:
             auto& resp = **reply;
 
             ++result_.counters.llm_calls;
-            add(result_.counters.tokens, resp.used);
-            add(budget_used_, resp.used);
+            llm::add_usage(result_.counters.tokens, resp.used);
+            llm::add_usage(budget_used_, resp.used);
             result_.model_stop_reason = resp.stop_reason;
 
             llm::message assistant{llm::role::assistant, resp.content};
@@ -623,7 +625,7 @@ private:
                 result_.final_text = joined_text(resp.content);
                 co_return end;
             }
-            if (req_.effective.max_tokens > 0 && total(budget_used_) >= req_.effective.max_tokens) {
+            if (req_.effective.max_tokens > 0 && llm::total_tokens(budget_used_) >= req_.effective.max_tokens) {
                 co_return ending{
                     runstate::terminal_reason::budget,
                     fmt::format("token budget ({}) exhausted after {} iterations", req_.effective.max_tokens, i + 1)};

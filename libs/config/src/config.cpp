@@ -122,6 +122,10 @@ void prepare_budget(budget_settings& b, const std::string& call_timeout) {
     } catch (const gocompat::duration_error& e) {
         throw config_error(fmt::format("invalid llm call_timeout {}: {}", gocompat::quote(call_timeout), e.what()));
     }
+    if (b.call_timeout <= std::chrono::nanoseconds::zero() || b.call_timeout > max_call_timeout) {
+        throw config_error(fmt::format("invalid llm call_timeout {}: must be more than 0s and at most {}",
+                                       gocompat::quote(call_timeout), gocompat::format_duration(max_call_timeout)));
+    }
 }
 
 void prepare_embeddings_timeout(embeddings_settings& emb, const std::string& raw) {

@@ -286,13 +286,16 @@ boost::system::result<response, std::string> decode_response(std::string_view bo
             if (!decoded) return decoded.error();
             out.content.push_back(std::move(*decoded));
         }
+        if (auto id = detail::repeated_tool_use_id(out.content)) {
+            return fmt::format("anthropic: response has more than one tool call with id {}", gocompat::quote(*id));
+        }
     }
     out.stop_reason = detail::string_field(o, "stop_reason").value_or("");
     if (const auto* u = o.if_contains("usage"); u != nullptr && u->is_object()) {
         const auto& uo = u->as_object();
-        out.used = usage{detail::int_field(uo, "input_tokens"), detail::int_field(uo, "output_tokens"),
-                         detail::int_field(uo, "cache_read_input_tokens"),
-                         detail::int_field(uo, "cache_creation_input_tokens")};
+        out.used = usage{detail::token_count(uo, "input_tokens"), detail::token_count(uo, "output_tokens"),
+                         detail::token_count(uo, "cache_read_input_tokens"),
+                         detail::token_count(uo, "cache_creation_input_tokens")};
     }
     return out;
 }
@@ -307,8 +310,8 @@ std::string status_error_text(int status, std::string_view body, std::optional<s
     }
     if (err != nullptr) {
         auto type = detail::string_field(*err, "type").value_or("");
-        if (!type.empty()) text += " " + type;
-        text += ": " + detail::string_field(*err, "message").value_or("");
+        if (!type.empty()) text += " " + detail::bounded_text(type);
+        text += ": " + detail::bounded_text(detail::string_field(*err, "message").value_or(""));
     } else if (!body.empty()) {
         text += ": " + gocompat::quote_bounded(body, 200);
     }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fiskai::llm::openai {
 
 namespace json = boost::json;
@@ -232,6 +234,9 @@ boost::system::result<response, std::string> decode_response(std::string_view bo
             any_call = true;
         }
     }
+    if (auto id = detail::repeated_tool_use_id(out.content)) {
+        return fmt::format("openai: response has more than one tool call with id {}", gocompat::quote(*id));
+    }
     // Servers disagree on finish_reason with tool calls (gpt-4o says `stop`): the calls decide.
     out.stop_reason = any_call ? std::string("tool_use")
                                : map_finish_reason(detail::string_field(choice, "finish_reason").value_or(""));
@@ -239,11 +244,13 @@ boost::system::result<response, std::string> decode_response(std::string_view bo
         const auto& uo = u->as_object();
         std::int64_t cached = 0;
         if (auto* d = uo.if_contains("prompt_tokens_details"); d != nullptr && d->is_object()) {
-            cached = detail::int_field(d->as_object(), "cached_tokens");
+            cached = detail::token_count(d->as_object(), "cached_tokens");
         }
-        out.used.in = detail::int_field(uo, "prompt_tokens") - cached;
+        // Both in [0, max_token_count]: the difference cannot overflow. A server that says
+        // more were cached than prompted gets no uncached input rather than a negative one.
+        out.used.in = std::max<std::int64_t>(detail::token_count(uo, "prompt_tokens") - cached, 0);
         out.used.cache_read = cached;
-        out.used.out = detail::int_field(uo, "completion_tokens");
+        out.used.out = detail::token_count(uo, "completion_tokens");
     }
     return out;
 }
@@ -255,9 +262,9 @@ std::string status_error_text(int status, std::string_view body) {
     if (parsed && parsed->is_object()) {
         if (auto* e = parsed->as_object().if_contains("error")) {
             if (e->is_object()) {
-                message = detail::string_field(e->as_object(), "message").value_or("");
+                message = detail::bounded_text(detail::string_field(e->as_object(), "message").value_or(""));
             } else if (e->is_string()) {
-                message = e->as_string();  // Ollama: {"error":"..."}
+                message = detail::bounded_text(e->as_string());  // Ollama: {"error":"..."}
             }
         }
     }

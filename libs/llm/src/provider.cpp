@@ -55,6 +55,17 @@ struct wire {
     bool thinking_ignored = false;
 };
 
+// now + timeout, saturating: a timeout past the end of the clock is no deadline
+// (time_point::max(), which the HTTP client treats as none), a negative one is now.
+std::chrono::steady_clock::time_point deadline_after(std::chrono::nanoseconds timeout) {
+    using clock = std::chrono::steady_clock;
+    const auto now = clock::now();
+    if (timeout <= std::chrono::nanoseconds::zero()) return now;
+    const auto room = clock::time_point::max() - now;
+    if (timeout >= std::chrono::duration_cast<std::chrono::nanoseconds>(room)) return clock::time_point::max();
+    return now + std::chrono::duration_cast<clock::duration>(timeout);
+}
+
 class http_provider final : public provider {
 public:
     http_provider(wire w, const provider_config& config, asio::any_io_executor executor, net::http_client& client)
@@ -68,7 +79,7 @@ public:
     capabilities caps() const override { return {wire_.provider_name, wire_.supports_tool_search}; }
 
     asio::awaitable<call_result<response>> call(request req, std::chrono::nanoseconds call_timeout) override {
-        const auto deadline = std::chrono::steady_clock::now() + call_timeout;
+        const auto deadline = deadline_after(call_timeout);
         if (req.thinking && wire_.thinking_ignored && !thinking_warned_) {
             thinking_warned_ = true;
             log_.warn("llm.thinking.enabled has no effect with the openai provider");

@@ -93,6 +93,15 @@ boost::system::result<parsed_url, std::string> parse_url(std::string_view url, s
         }
         out.port = static_cast<std::uint16_t>(value);
     }
+    // After an authority a path is empty or starts with '/' (RFC 3986 path-abempty). Boost.URL
+    // 1.81 stops an IPv4 host or a port at the first character that does not fit and calls the
+    // rest a path: `http://127.0.0.1.evil.com:18090` would be 127.0.0.1:80.
+    if (const std::string_view path = parsed->encoded_path(); !path.empty() && path.front() != '/') {
+        std::string host_port(parsed->encoded_host());
+        if (parsed->has_port()) host_port += fmt::format(":{}", std::string_view(parsed->port()));
+        return failure(fmt::format(
+            "its host and port \"{}\" are followed by \"{}\", which is not a path starting with /", host_port, path));
+    }
     // Built whole rather than with insert(0, "/"): GCC 12 at -O2 warns falsely (-Wrestrict) on that.
     const std::string_view target = parsed->encoded_target();
     out.target = (target.empty() || target.front() != '/') ? fmt::format("/{}", target) : std::string(target);

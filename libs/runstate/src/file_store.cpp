@@ -101,25 +101,47 @@ result<parsed_journal> parse_journal(std::string_view text) {
     return out;
 }
 
-// The whole file behind `fd` from offset 0 (pread: the descriptor's offset is left alone).
-int read_all(int fd, std::string& out) {
+error journal_too_large(const std::string& path, std::uint64_t size) {
+    return storage_error(
+        fmt::format("journal {} is larger than the limit of {} bytes ({} bytes)", path, max_journal_size, size));
+}
+
+// Refuses what `fd` holds unless it is a regular file (a FIFO would block a read, a link to
+// /dev/zero never end it) of at most max_journal_size bytes; its size otherwise. Errors
+// name `path`.
+result<std::size_t> check_journal_file(int fd, const std::string& path) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return errno;
+    if (::fstat(fd, &st) != 0) return system_error(fmt::format("reading journal {}", path), errno);
+    if (!S_ISREG(st.st_mode)) return storage_error(fmt::format("journal {} is not a regular file", path));
+    if (static_cast<std::uint64_t>(st.st_size) > max_journal_size) return journal_too_large(path, st.st_size);
+    return static_cast<std::size_t>(st.st_size);
+}
+
+// The whole journal behind `fd` from offset 0 (pread: the descriptor's offset is left
+// alone), checked as check_journal_file does, and again for growth while it is read.
+std::optional<error> read_journal(int fd, const std::string& path, std::string& out) {
+    auto size = check_journal_file(fd, path);
+    if (!size) return size.error();
     // One byte of slack, so the read that finds the end needs no regrowth (a copy of it all).
-    out.resize(static_cast<std::size_t>(st.st_size) + 1);
+    out.resize(*size + 1);
     std::size_t done = 0;
     while (true) {
-        if (done == out.size()) out.resize(out.size() + 4096);
+        if (done == out.size()) {
+            // The file grew while it was read.
+            if (done > max_journal_size) return journal_too_large(path, done);
+            out.resize(out.size() + 4096);
+        }
         const auto n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
         if (n < 0) {
             if (errno == EINTR) continue;
-            return errno;
+            return system_error(fmt::format("reading journal {}", path), errno);
         }
         if (n == 0) break;
         done += static_cast<std::size_t>(n);
     }
+    if (done > max_journal_size) return journal_too_large(path, done);
     out.resize(done);
-    return 0;
+    return std::nullopt;
 }
 
 int write_all(int fd, std::string_view data) {
@@ -372,13 +394,13 @@ public:
         if (fd_ < 0) co_return storage_error(fmt::format("reading {}: the journal is closed", path_));
         if (auto settled = co_await durable(); !settled) co_return settled.error();
         const int fd = fd_;
-        auto job = [fd]() -> std::pair<int, std::string> {
+        auto job = [fd, path = path_]() -> std::pair<std::optional<error>, std::string> {
             std::string text;
-            const int err = read_all(fd, text);
-            return {err, std::move(text)};
+            auto failure = read_journal(fd, path, text);
+            return {std::move(failure), std::move(text)};
         };
         auto read = co_await offload_to_completion(blocking_, std::move(job));
-        if (read.first != 0) co_return system_error("reading journal", read.first);
+        if (read.first) co_return std::move(*read.first);
         auto parsed = parse_journal(read.second);
         if (!parsed) co_return parsed.error();
         co_return std::move(parsed->records);
@@ -451,7 +473,8 @@ public:
             result<opened> value = opened{};
         };
         auto job = [path, id]() -> outcome {
-            const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+            // O_NONBLOCK: opening a FIFO must not wait for a writer (read_journal refuses it).
+            const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NONBLOCK);
             if (fd < 0) {
                 if (errno == ENOENT) return {make_error(errc::not_found, gocompat::quote(id))};
                 return {system_error(fmt::format("opening journal {}", path), errno)};
@@ -460,11 +483,16 @@ public:
                 ::close(fd);
                 return outcome{std::move(e)};
             };
+            if (auto checked = check_journal_file(fd, path); !checked) return fail(checked.error());
+            // A regular file: back to blocking I/O for the appends.
+            if (::fcntl(fd, F_SETFL, O_APPEND) != 0) {
+                return fail(system_error(fmt::format("opening journal {}", path), errno));
+            }
             if (const int err = lock_file(fd); err != 0) {
                 return fail(err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err));
             }
             std::string text;
-            if (const int err = read_all(fd, text); err != 0) return fail(system_error("reading journal", err));
+            if (auto failure = read_journal(fd, path, text)) return fail(std::move(*failure));
             auto parsed = parse_journal(text);
             if (!parsed) return fail(parsed.error());
             // A torn tail is cut away under the lock before anything is appended, so a
@@ -603,15 +631,16 @@ private:
     [[nodiscard]] std::string path_of(std::string_view id) const { return dir_ + "/" + std::string(id) + ".json"; }
 
     static result<std::vector<record>> read_path(const std::string& path, const std::string& id) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (read_journal refuses it).
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
             if (errno == ENOENT) return make_error(errc::not_found, gocompat::quote(id));
             return system_error(fmt::format("opening journal {}", path), errno);
         }
         std::string text;
-        const int err = read_all(fd, text);
+        auto failure = read_journal(fd, path, text);
         ::close(fd);
-        if (err != 0) return system_error(fmt::format("reading journal {}", path), err);
+        if (failure) return std::move(*failure);
         auto parsed = parse_journal(text);
         if (!parsed) return parsed.error();
         return std::move(parsed->records);

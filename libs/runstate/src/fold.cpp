@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <limits>
+
 namespace fiskai::runstate {
 
 namespace {
@@ -89,6 +92,15 @@ result<run_state> fold(const std::vector<record>& records) {
             return corrupt(fmt::format("duplicate meta at seq {}", r.seq));
         }
         if (const auto* a = std::get_if<assistant_record>(&r.payload)) {
+            // The schema refuses negatives in a stored record; fold checks again for records
+            // built any other way, and keeps next_iteration (last + 1) representable.
+            if (a->iteration < 0 || a->iteration == std::numeric_limits<std::int64_t>::max()) {
+                return corrupt(fmt::format("assistant at seq {} has iteration {}, outside 0 to {}", r.seq, a->iteration,
+                                           std::numeric_limits<std::int64_t>::max() - 1));
+            }
+            for (const auto n : {a->in_tokens, a->out_tokens, a->cache_read_tokens, a->cache_create_tokens}) {
+                if (n < 0) return corrupt(fmt::format("assistant at seq {} has a negative token count ({})", r.seq, n));
+            }
             if (cur != nullptr) commit();
             cur = a;
             cur_results.clear();
@@ -97,14 +109,13 @@ result<run_state> fold(const std::vector<record>& records) {
             last_stop = a->stop_reason;
             saw_assistant = true;
             rs.counters.llm_calls++;
-            rs.counters.in_tokens += a->in_tokens;
-            rs.counters.out_tokens += a->out_tokens;
-            rs.counters.cache_read_tokens += a->cache_read_tokens;
-            rs.counters.cache_create_tokens += a->cache_create_tokens;
-            rs.turn_usage.in += a->in_tokens;
-            rs.turn_usage.out += a->out_tokens;
-            rs.turn_usage.cache_read += a->cache_read_tokens;
-            rs.turn_usage.cache_create += a->cache_create_tokens;
+            // Saturating at llm::max_token_count: a journal may hold any count.
+            rs.counters.in_tokens = llm::add_tokens(rs.counters.in_tokens, a->in_tokens);
+            rs.counters.out_tokens = llm::add_tokens(rs.counters.out_tokens, a->out_tokens);
+            rs.counters.cache_read_tokens = llm::add_tokens(rs.counters.cache_read_tokens, a->cache_read_tokens);
+            rs.counters.cache_create_tokens = llm::add_tokens(rs.counters.cache_create_tokens, a->cache_create_tokens);
+            llm::add_usage(rs.turn_usage,
+                           llm::usage{a->in_tokens, a->out_tokens, a->cache_read_tokens, a->cache_create_tokens});
         } else if (const auto* u = std::get_if<user_record>(&r.payload)) {
             if (cur != nullptr) {
                 commit();

@@ -278,12 +278,14 @@ struct harness_settings {
 inline constexpr std::int64_t default_max_tokens = 200000;
 inline constexpr std::int64_t default_max_iterations = 50;
 inline constexpr std::chrono::nanoseconds default_call_timeout = std::chrono::seconds{120};
+inline constexpr std::chrono::nanoseconds max_call_timeout = std::chrono::hours{24};
 
 struct budget_settings {
     std::int64_t max_tokens = default_max_tokens;
     std::int64_t max_output_tokens = 0;  // 0: the provider's built-in default
     std::int64_t max_iterations = default_max_iterations;
-    // Also the a2a client request timeout. Not sign-checked, as in the original.
+    // Also the a2a client request timeout. More than zero and at most max_call_timeout
+    // (the original took any value; zero or less timed every call out at once).
     std::chrono::nanoseconds call_timeout = default_call_timeout;
 };
 

@@ -105,6 +105,31 @@ struct usage {
     friend bool operator==(const usage&, const usage&) = default;
 };
 
+// The largest token count kept: 2^53 - 1, exact in a double, so every JSON reader of a
+// journal or a reply agrees on it. The codecs clamp what a provider reports to
+// [0, max_token_count], and the sums below saturate there.
+inline constexpr std::int64_t max_token_count = (std::int64_t{1} << 53) - 1;
+
+// a + b for token counts: each clamped to [0, max_token_count] first, the sum capped there.
+[[nodiscard]] constexpr std::int64_t add_tokens(std::int64_t a, std::int64_t b) noexcept {
+    const auto clamp = [](std::int64_t v) { return v < 0 ? 0 : (v > max_token_count ? max_token_count : v); };
+    const std::int64_t sum = clamp(a) + clamp(b);  // at most 2^54: no overflow
+    return sum > max_token_count ? max_token_count : sum;
+}
+
+// Every count of `u` summed, saturating.
+[[nodiscard]] constexpr std::int64_t total_tokens(const usage& u) noexcept {
+    return add_tokens(add_tokens(u.in, u.out), add_tokens(u.cache_read, u.cache_create));
+}
+
+// Adds `u` into `into`, each count saturating.
+constexpr void add_usage(usage& into, const usage& u) noexcept {
+    into.in = add_tokens(into.in, u.in);
+    into.out = add_tokens(into.out, u.out);
+    into.cache_read = add_tokens(into.cache_read, u.cache_read);
+    into.cache_create = add_tokens(into.cache_create, u.cache_create);
+}
+
 struct request {
     std::string model;
     std::vector<std::string> system;

@@ -6,11 +6,16 @@
 
 #include <fiskai/runstate/store.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace fiskai::runstate {
+
+// The largest journal file read (1 GiB): a bigger one is refused as a storage error naming
+// its path, rather than read into memory whole.
+inline constexpr std::uint64_t max_journal_size = std::uint64_t{1} << 30;
 
 // The directory the backend uses for `options.directory` (empty: unset) and a store dir
 // (empty: unset): the option (a relative one rebased under store_dir when set), else
