@@ -117,12 +117,12 @@ asio::awaitable<json::object> server::impl::dispatch_extension(std::shared_ptr<s
                              keyed("uri", json::value(uri)));
     }
     if (m == "resources/subscribe" || m == "resources/unsubscribe") {
-        // Only where resources are served (and announced with `subscribe`).
-        if (resources.empty() && templates.empty()) {
-            co_return make_error(request.id, rpc_error::method_not_found, fmt::format("Method not found: {}", m));
-        }
         const auto uri = string_param(params, "uri");
         if (uri.empty()) co_return make_error(request.id, rpc_error::invalid_params, "Invalid params: uri is required");
+        // A server serving no resources (fisk-ai-mcp: tools only) acknowledges and keeps
+        // nothing: no update can ever be sent, and clients (the conformance suite among
+        // them) subscribe regardless of the capability.
+        if (resources.empty() && templates.empty()) co_return make_result(request.id, json::object{});
         if (m == "resources/subscribe") {
             // Bounded in count and size (at most 256 x 2 KiB a session), and only to what
             // this server serves, so a client cannot grow a session's set without limit.
