@@ -29,21 +29,6 @@ namespace a2a_nats = fiskai::a2a_nats;
 
 namespace {
 
-// One line for the terminal: controls flattened, at most `limit` characters (UTF-8 aware).
-std::string one_line(std::string_view s, std::size_t limit = 160) {
-    std::string out;
-    std::size_t runes = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if ((c & 0xC0) != 0x80) {
-            if (runes == limit) return out + "...";
-            ++runes;
-        }
-        out.push_back(c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c));
-    }
-    return out;
-}
-
 void err_line(std::string_view text) {
     fmt::print(stderr, "{}\n", terminal_safe(text));
     std::fflush(stderr);
@@ -102,15 +87,15 @@ std::string prompt_text(const a2a::task_question& q) {
     std::string out = fmt::format("? {}", one_line(q.question, 500));
     if (q.kind == "confirm") return out + " [y/N] ";
     if (q.kind == "approval") {
-        return fmt::format("{}\n  tool {}: {}\nAllow once / allow for this Run / Deny [o/r/D] ", out, one_line(q.tool),
-                           one_line(q.command, 2000));
+        return fmt::format("{}\n  tool {}: {}\nAllow once / allow for this Run / Deny [o/r/D] ", out,
+                           one_line(q.tool, 160), one_line(q.command, 2000));
     }
     if (q.kind == "select") {
         for (std::size_t i = 0; i < q.options.size(); ++i)
-            out += fmt::format("\n  {}) {}", i + 1, one_line(q.options[i]));
+            out += fmt::format("\n  {}) {}", i + 1, one_line(q.options[i], 160));
         return out + fmt::format("\nChoose 1-{}: ", q.options.size());
     }
-    if (!q.default_value.empty()) return out + fmt::format(" [{}] ", one_line(q.default_value));
+    if (!q.default_value.empty()) return out + fmt::format(" [{}] ", one_line(q.default_value, 160));
     return out + " ";
 }
 
@@ -172,18 +157,18 @@ void render_event(const a2a::task_event& e, std::map<std::string, std::string>& 
                 err_line(b.text);
             } else if constexpr (std::is_same_v<B, a2a::tool_call_block>) {
                 call_names[b.id] = b.name;
-                err_line(fmt::format("→ {} {}", b.name, one_line(b.input ? b.input->text() : "{}")));
+                err_line(fmt::format("→ {} {}", b.name, one_line(b.input ? b.input->text() : "{}", 160)));
             } else if constexpr (std::is_same_v<B, a2a::tool_result_block>) {
                 const auto it = call_names.find(b.call_id);
                 const std::string name = it == call_names.end() ? b.call_id : it->second;
                 std::string state = b.is_error ? "error" : "ok";
                 if (b.exec && b.exec->exit_code != 0) state = fmt::format("exit {}", b.exec->exit_code);
-                err_line(fmt::format("← {} {}: {}", name, state, one_line(b.output)));
+                err_line(fmt::format("← {} {}: {}", name, state, one_line(b.output, 160)));
             } else if constexpr (std::is_same_v<B, a2a::agent_call_block>) {
                 err_line(fmt::format("→ agent {} ({})", b.name, b.task));
             } else if constexpr (std::is_same_v<B, a2a::unknown_block>) {
                 // A kind this version does not know: shown from its raw bytes.
-                err_line(fmt::format("· {} {}", b.type(), one_line(b.raw().text())));
+                err_line(fmt::format("· {} {}", b.type(), one_line(b.raw().text(), 160)));
             }
             // thinking: not shown; the empty block does not decode.
         },

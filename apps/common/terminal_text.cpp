@@ -1,5 +1,10 @@
 #include "terminal_text.hpp"
 
+#include <fiskai/gocompat/utf8.hpp>
+
+#include <algorithm>
+#include <vector>
+
 namespace fiskai::app {
 
 std::string terminal_safe(std::string_view text) {
@@ -25,6 +30,35 @@ std::string terminal_safe(std::string_view text) {
         }
     }
     return out;
+}
+
+std::string one_line(std::string_view text, std::size_t max_runes) {
+    std::string folded;
+    folded.reserve(std::min(text.size(), max_runes * 4 + 4));
+    bool pending_space = false;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto r = gocompat::decode_rune(text, i);
+        const auto bytes = text.substr(i, r.size);
+        i += r.size;
+        if (gocompat::is_space(r.rune)) {
+            pending_space = !folded.empty();
+            continue;
+        }
+        if (pending_space) folded += ' ';
+        pending_space = false;
+        folded.append(bytes);
+        // Enough is kept to decide the cut; a peer's megabyte stops here.
+        if (folded.size() > max_runes * 4 + 8) break;
+    }
+    const std::string shown = terminal_safe(folded);
+    // Where each rune of what is shown starts, up to one past the bound.
+    std::vector<std::size_t> starts;
+    for (std::size_t i = 0; i < shown.size() && starts.size() <= max_runes; ++i) {
+        if ((static_cast<unsigned char>(shown[i]) & 0xC0) != 0x80) starts.push_back(i);
+    }
+    if (starts.size() <= max_runes) return shown;
+    if (max_runes <= 3) return std::string("...").substr(0, max_runes);
+    return shown.substr(0, starts[max_runes - 3]) + "...";
 }
 
 }  // namespace fiskai::app

@@ -3,6 +3,7 @@
 // journal) on the operator's terminal: control characters are shown, never obeyed, so a
 // peer cannot clear the screen, retitle the window, or hide a line behind a carriage return.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,5 +13,11 @@ namespace fiskai::app {
 // every other control character shown in caret notation (ESC as `^[`, BEL as `^G`, DEL as
 // `^?`); C1 controls (U+0080-U+009F) become U+FFFD.
 [[nodiscard]] std::string terminal_safe(std::string_view text);
+
+// `text` as one line of at most `max_runes` characters: every run of white space (line
+// feeds and tabs included) becomes one space, leading and trailing space is dropped, other
+// controls are shown as terminal_safe shows them, and a longer text is cut to end in `...`
+// (counted in the bound). For summaries and table cells; a whole answer keeps its lines.
+[[nodiscard]] std::string one_line(std::string_view text, std::size_t max_runes);
 
 }  // namespace fiskai::app

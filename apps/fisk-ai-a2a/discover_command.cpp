@@ -34,24 +34,6 @@ struct discover_options {
     double timeout_seconds = 30;
 };
 
-// At most `n` characters (UTF-8 aware), then `...`.
-std::string truncate_runes(const std::string& s, std::size_t n) {
-    std::size_t runes = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
-        if (runes == n) return s.substr(0, i) + "...";
-        ++runes;
-    }
-    return s;
-}
-
-std::string one_line(std::string s) {
-    for (auto& c : s) {
-        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-    }
-    return s;
-}
-
 boost::json::object card_json(const agent_card& card) {
     boost::json::object o;
     o["name"] = card.name;
@@ -89,11 +71,11 @@ void print_card(const std::string& asked, const agent_card& card) {
         // text, and one very long name must not pad every row to it.
         constexpr std::size_t max_name = 48;
         std::size_t width = 4;
-        for (const auto& t : card.tools) width = std::max(width, std::min(t.name.size(), max_name + 3));
+        for (const auto& t : card.tools) width = std::max(width, std::min(t.name.size(), max_name));
         out += fmt::format("{:<{}}  {}\n", "Tool", width, "Description");
         for (const auto& t : card.tools) {
-            out += fmt::format("{:<{}}  {}\n", truncate_runes(one_line(t.name), max_name), width,
-                               truncate_runes(one_line(t.description), 60));
+            out += fmt::format("{:<{}}  {}\n", fiskai::app::one_line(t.name, max_name), width,
+                               fiskai::app::one_line(t.description, 60));
         }
     }
     fmt::print("{}", fiskai::app::terminal_safe(out));

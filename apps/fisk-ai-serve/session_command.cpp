@@ -34,6 +34,7 @@
 namespace fiskai::serve_app {
 
 namespace asio = boost::asio;
+using fiskai::app::one_line;
 
 namespace {
 
@@ -47,34 +48,6 @@ struct session_options {
     CLI::App* show = nullptr;
     CLI::App* rm = nullptr;
 };
-
-// One line, whitespace runs folded to one space, at most `max` runes (`...` included
-// when cut).
-std::string one_line(std::string_view s, std::size_t max) {
-    std::string folded;
-    bool space = false;
-    std::size_t runes = 0;
-    std::vector<std::size_t> starts;  // byte offset of each rune in `folded`
-    for (std::size_t i = 0; i < s.size();) {
-        const auto r = gocompat::decode_rune(s, i);
-        const auto bytes = s.substr(i, r.size);
-        i += r.size;
-        if (gocompat::is_space(r.rune)) {
-            space = !folded.empty();
-            continue;
-        }
-        if (space) {
-            starts.push_back(folded.size());
-            folded += ' ';
-            space = false;
-        }
-        starts.push_back(folded.size());
-        folded.append(bytes);
-    }
-    runes = starts.size();
-    if (runes <= max) return fiskai::app::terminal_safe(folded);
-    return fiskai::app::terminal_safe(folded.substr(0, starts[max - 3])) + "...";
-}
 
 std::string status_of(const std::optional<runstate::terminal_reason>& t) {
     return t ? std::string(runstate::to_string(*t)) : std::string("open");
