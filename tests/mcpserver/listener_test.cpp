@@ -341,3 +341,47 @@ TEST_CASE("listener: a session ended while its event stream is being written end
     // And the server is well: a new session opens.
     CHECK(open_session(client, server.port()).size() == 32);
 }
+
+// A client that closes while its event stream waits for events gives its connection back
+// at once, not at the next keepalive write (15 s by default); one that has pipelined a
+// request behind the stream is not taken for gone.
+TEST_CASE("listener: an event stream whose client closes gives its connection back before any keepalive",
+          "[mcp][listener]") {
+    running_listener server({});
+    asio::io_context client;
+    const auto session = open_session(client, server.port());
+    const auto get = fmt::format(
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n\r\n", session);
+    // open_session's connections are closed; the server sees it at once (a read in progress).
+    REQUIRE(test::wait_until([&] { return server.connections() == 0; }));
+
+    auto streaming = connect_to(client, server.port());
+    REQUIRE(request_head(streaming, get).starts_with("HTTP/1.1 200 OK\r\n"));
+    REQUIRE(server.connections() == 1);
+    const auto closed_at = std::chrono::steady_clock::now();
+    streaming.close();
+    REQUIRE(test::wait_until([&] { return server.connections() == 0; }, std::chrono::seconds(5)));
+    CHECK(std::chrono::steady_clock::now() - closed_at < std::chrono::seconds(5));
+
+    // The session's standalone stream is free again for the client's next connection.
+    auto again = connect_to(client, server.port());
+    CHECK(request_head(again, get).starts_with("HTTP/1.1 200 OK\r\n"));
+
+    // Bytes behind an open stream are a pipelined request, not a close: the stream stays.
+    auto pipelined = connect_to(client, server.port());
+    auto other = open_session(client, server.port());
+    CHECK(request_head(pipelined, fmt::format("GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
+                                              "Mcp-Session-Id: {}\r\n\r\n",
+                                              other))
+              .starts_with("HTTP/1.1 200 OK\r\n"));
+    asio::write(pipelined, asio::buffer(post(other, R"({"jsonrpc":"2.0","id":9,"method":"ping"})")));
+    // What the stream sends (its priming event) may come; the connection must not end.
+    timeval short_wait{0, 300'000};
+    ::setsockopt(pipelined.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+    char buf[512];
+    ssize_t n = 0;
+    while ((n = ::recv(pipelined.native_handle(), buf, sizeof buf, 0)) > 0) {}
+    CHECK(n < 0);
+    CHECK((errno == EAGAIN || errno == EWOULDBLOCK));
+    CHECK(server.connections() == 2);
+}

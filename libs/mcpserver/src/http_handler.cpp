@@ -19,6 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <charconv>
 #include <variant>
 
@@ -132,6 +135,46 @@ asio::awaitable<bool> end_event_stream(Stream& stream, const http_request& req) 
     co_return !ec && req.keep_alive();
 }
 
+// Notices a client that goes away while its event stream waits for events: without it the
+// connection (and its slot under the listener's cap) stays until the next keepalive write
+// fails. The socket turning readable with nothing to read is the client's close (as Go's
+// server reads it); bytes there (a pipelined request) are left for the next request, and
+// the watch ends. Only sockets are watched; the in-memory test stream has none.
+struct hangup_watch {
+    bool active = true;  // false once the stream is done: the socket may be gone by then
+    bool client_gone = false;
+};
+
+template <typename Stream>
+std::shared_ptr<hangup_watch> watch_for_hangup(Stream& stream, std::shared_ptr<outbound_stream> out) {
+    auto watch = std::make_shared<hangup_watch>();
+    if constexpr (requires { stream.socket().native_handle(); }) {
+        auto& socket = stream.socket();
+        socket.async_wait(asio::socket_base::wait_read,
+                          [watch, out = std::move(out), &socket](boost::system::error_code ec) {
+                              if (ec || !watch->active) return;
+                              char byte = 0;
+                              const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+                              if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+                                  return;
+                              }
+                              watch->client_gone = true;
+                              out->wake.cancel();
+                          });
+    }
+    return watch;
+}
+
+template <typename Stream>
+void end_hangup_watch(Stream& stream, hangup_watch& watch) {
+    watch.active = false;
+    if constexpr (requires { stream.socket().native_handle(); }) {
+        // Only the watch is pending on the socket between a stream's writes.
+        beast::error_code ignored;
+        stream.socket().cancel(ignored);
+    }
+}
+
 // Streams `out` as server-sent events on this connection until the stream completes, the
 // server interrupts it, or the client goes away. Events written are kept for a while so a
 // client can resume with Last-Event-ID. `keepalive` sends a comment on an idle stream.
@@ -162,9 +205,16 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
         out->writer_lost();
         co_return false;
     }
+    const auto watch = watch_for_hangup(stream, out);
     for (;;) {
+        if (watch->client_gone) {
+            end_hangup_watch(stream, *watch);
+            out->writer_lost();
+            co_return false;
+        }
         if (out->interrupt_requested) {
             // End this response cleanly; the stream goes on and the client resumes it.
+            end_hangup_watch(stream, *watch);
             out->interrupt_requested = false;
             out->writer_attached = false;
             co_return co_await end_event_stream(stream, req);
@@ -175,6 +225,7 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
             const auto seq = next->seq;
             const auto chunk = fmt::format("id: {}\nevent: message\ndata: {}\n\n", out->event_id(seq), next->data);
             if (!co_await write_chunk(stream, chunk, chunked)) {
+                end_hangup_watch(stream, *watch);
                 out->writer_lost();
                 co_return false;
             }
@@ -182,6 +233,7 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
         }
         out->trim_delivered(retained_after_delivery, retained_bytes_after_delivery);
         if (out->complete() || out->dead) break;
+        if (watch->client_gone) continue;
         no_deadline(stream);
         if (keepalive.count() > 0) {
             out->wake.expires_after(keepalive);
@@ -189,15 +241,17 @@ asio::awaitable<bool> write_event_stream(Stream& stream, const http_request& req
             out->wake.expires_at(asio::steady_timer::time_point::max());
         }
         auto [wait_ec] = co_await out->wake.async_wait(tuple_awaitable);
-        if (!wait_ec && !out->has_pending() && !out->finished && !out->interrupt_requested) {
+        if (!wait_ec && !out->has_pending() && !out->finished && !out->interrupt_requested && !watch->client_gone) {
             // Idle: a comment keeps intermediaries from timing out and reveals a dead client.
             if (s) s->last_seen = std::chrono::steady_clock::now();
             if (!co_await write_chunk(stream, ": keepalive\n\n", chunked)) {
+                end_hangup_watch(stream, *watch);
                 out->writer_lost();
                 co_return false;
             }
         }
     }
+    end_hangup_watch(stream, *watch);
     out->writer_attached = false;
     if (s && out->complete()) s->resumable.erase(out->stream_id);
     co_return co_await end_event_stream(stream, req);

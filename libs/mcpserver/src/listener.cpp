@@ -223,12 +223,14 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
         }
         if (!longest) return false;
         longest->evicted = true;
+        ++evicted_count;
         beast::error_code ignored;
         longest->stream.socket().cancel(ignored);
         return true;
     }
 
     void forget(const std::shared_ptr<connection>& c) {
+        if (c->evicted) --evicted_count;
         connections.remove(c);
         if (stopped && connections.empty()) drained.cancel();
     }
@@ -239,6 +241,7 @@ struct listener::impl : std::enable_shared_from_this<listener::impl> {
     asio::steady_timer drained;
     asio::steady_timer backoff_timer;
     std::list<std::shared_ptr<connection>> connections;
+    std::size_t evicted_count = 0;  // of `connections`: told to go, not yet gone
     std::size_t refusing = 0;
     std::size_t failed_accepts = 0;
     bool stopped = false;
@@ -278,9 +281,8 @@ asio::awaitable<void> listener::run() {
         }
         backoff = backoff.zero();
         // Connections already evicted are on their way out and do not count.
-        const auto evicted = static_cast<std::size_t>(std::count_if(self->connections.begin(), self->connections.end(),
-                                                                    [](const auto& c) { return c->evicted; }));
-        if (self->connections.size() - evicted >= self->options.max_connections && !self->evict_longest_idle()) {
+        if (self->connections.size() - self->evicted_count >= self->options.max_connections &&
+            !self->evict_longest_idle()) {
             self->refuse(std::move(socket));
             continue;
         }
