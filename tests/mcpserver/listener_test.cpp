@@ -12,6 +12,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 
@@ -21,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <future>
@@ -384,4 +388,45 @@ TEST_CASE("listener: an event stream whose client closes gives its connection ba
     CHECK(n < 0);
     CHECK((errno == EAGAIN || errno == EWOULDBLOCK));
     CHECK(server.connections() == 2);
+}
+
+// The same while a call runs and nothing has been sent yet: the client that closes gets
+// its connection back at once, and the call still runs to its end.
+TEST_CASE("listener: a request whose client closes before anything is sent gives its connection back",
+          "[mcp][listener]") {
+    struct call_state {
+        std::atomic<bool> started{false}, release{false}, finished{false};
+    };
+    auto state = std::make_shared<call_state>();
+    toolkit::tool_list tools{toolkit::make_function_tool(
+        {.name = "held",
+         .description = "runs until the test lets it finish",
+         .exposed = toolkit::exposure{toolkit::surface::mcp},
+         .confirm = toolkit::confirm_posture::not_required,
+         .handler = [state](const boost::json::object&,
+                            const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
+             state->started = true;
+             asio::steady_timer tick(co_await asio::this_coro::executor);
+             while (!state->release) {
+                 tick.expires_after(std::chrono::milliseconds(5));
+                 co_await tick.async_wait(asio::use_awaitable);
+             }
+             state->finished = true;
+             co_return toolkit::outcome::from_json(boost::json::object{{"ok", true}});
+         }})};
+    running_listener server({}, tools);
+    asio::io_context client;
+    const auto session = open_session(client, server.port());
+    REQUIRE(test::wait_until([&] { return server.connections() == 0; }));
+
+    auto caller = connect_to(client, server.port());
+    asio::write(caller, asio::buffer(post(session, R"({"jsonrpc":"2.0","id":5,"method":"tools/call",)"
+                                                   R"("params":{"name":"held","arguments":{}}})")));
+    REQUIRE(test::wait_until([&] { return state->started.load(); }));
+    REQUIRE(server.connections() == 1);
+    caller.close();
+    CHECK(test::wait_until([&] { return server.connections() == 0; }, std::chrono::seconds(5)));
+    CHECK_FALSE(state->finished);
+    state->release = true;
+    CHECK(test::wait_until([&] { return state->finished.load(); }));
 }

@@ -292,9 +292,18 @@ asio::awaitable<bool> handle_request_message(server::impl& impl, std::shared_ptr
                        }
                    }));
 
-    while (!out->has_pending() && !out->finished && !out->interrupt_requested) {
+    const auto watch = watch_for_hangup(stream, out);
+    while (!out->has_pending() && !out->finished && !out->interrupt_requested && !watch->client_gone) {
         out->wake.expires_at(asio::steady_timer::time_point::max());
         co_await out->wake.async_wait(tuple_awaitable);
+    }
+    end_hangup_watch(stream, *watch);
+    if (watch->client_gone) {
+        // Gone before anything was sent: the client holds no event id to resume from, so
+        // nothing of this stream can be read again. The call itself goes on.
+        s->resumable.erase(out->stream_id);
+        out->abandon();
+        co_return false;
     }
     // An interrupted call needs an event stream even if it has sent nothing yet: the
     // client resumes from the priming event's id.
