@@ -86,6 +86,16 @@ const T& as(const a2a_nats::task_arrival& a) {
     return std::get<T>(a.message);
 }
 
+// A status reply (a micro service error) on the task's reply path, as an intake sends it.
+void publish_service_error(task_run& t, const char* code, const char* text) {
+    natsMsg* m = nullptr;
+    natsMsg_Create(&m, t.reply_subject.c_str(), nullptr, "", 0);
+    natsMsgHeader_Set(m, "Nats-Service-Error", text);
+    natsMsgHeader_Set(m, "Nats-Service-Error-Code", code);
+    natsConnection_PublishMsg(t.worker->connection().native_handle(), m);
+    natsMsg_Destroy(m);
+}
+
 }  // namespace
 
 TEST_CASE("task_caller delivers the reply set in order", "[task_caller][nats]") {
@@ -399,14 +409,8 @@ TEST_CASE("task_caller: an outgoing message the worker would refuse is refused h
 
 TEST_CASE("task_caller: a service error from the intake ends start() with its text", "[task_caller][nats]") {
     nats_env env;
-    fake_task_worker worker(*env.server_conn, "svc", [](task_run& t) {
-        natsMsg* m = nullptr;
-        natsMsg_Create(&m, t.reply_subject.c_str(), nullptr, "", 0);
-        natsMsgHeader_Set(m, "Nats-Service-Error", "invalid message: schema violation");
-        natsMsgHeader_Set(m, "Nats-Service-Error-Code", "400");
-        natsConnection_PublishMsg(t.worker->connection().native_handle(), m);
-        natsMsg_Destroy(m);
-    });
+    fake_task_worker worker(*env.server_conn, "svc",
+                            [](task_run& t) { publish_service_error(t, "400", "invalid message: schema violation"); });
     auto s = start(env, caller_options());
     REQUIRE_FALSE(s.ack);
     CHECK(s.ack.error().kind == task_failure::transport);
@@ -439,4 +443,41 @@ TEST_CASE("task_caller: messages that are dropped do not hold the idle limit ope
     CHECK(idle.error().kind == task_failure::idle);
     // The floor (1 s) after the ack, not the 6 s the dropped traffic lasts.
     CHECK(waited < 4s);
+}
+
+// A worker that breaks the flow: the task's end before any ack is said at once (not after
+// the accept timeout, as "no worker took the task"), and a status reply after the ack
+// cannot undo the ack.
+TEST_CASE("task_caller: a terminal before the ack fails start() at once, a status reply after it is ignored",
+          "[task_caller][nats]") {
+    nats_env env;
+    SECTION("the terminal error first") {
+        fake_task_worker worker(*env.server_conn, "svc", [](task_run& t) {
+            t.error("error", "broken", "nothing to see");
+            t.ack();
+        });
+        auto o = caller_options();
+        o.accept_timeout = 60s;
+        const auto began = std::chrono::steady_clock::now();
+        auto s = start(env, std::move(o));
+        REQUIRE_FALSE(s.ack);
+        CHECK(std::chrono::steady_clock::now() - began < 30s);
+        CHECK(s.ack.error().kind == task_failure::transport);
+        CHECK(s.ack.error().message ==
+              "remote agent \"svc\" ended the task before acknowledging it (error: nothing to see); the worker does "
+              "not follow the task flow");
+    }
+    SECTION("a 503 after the ack") {
+        fake_task_worker worker(*env.server_conn, "svc", [](task_run& t) {
+            t.ack();
+            publish_service_error(t, "503", "busy");
+            t.result("end_turn", "done anyway");
+        });
+        auto s = start(env, caller_options());
+        REQUIRE(s.ack);
+        CHECK(s.ack->accepted);
+        const auto set = read_all(env, *s.caller);
+        REQUIRE(set.size() == 1);
+        CHECK(as<a2a::task_result>(set[0]).text == "done anyway");
+    }
 }

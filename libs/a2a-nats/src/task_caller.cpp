@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <deque>
 #include <ostream>
 #include <stdexcept>
@@ -97,12 +99,18 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
             warn(fmt::format("dropped {} messages in the reply set of {}: they came faster than they could be read",
                              dropped, request.request));
         }
+        const bool status_reply = copy.no_responders || !copy.error_code.empty() || !copy.error.empty();
+        if (status_reply && acked()) {
+            // The request was taken: a status reply after the ack cannot undo it.
+            warn(fmt::format("ignoring a status reply after the ack in the reply set of {}", request.request));
+            return;
+        }
         if (copy.no_responders) {
             no_responders = true;
             took_arrival();
             return;
         }
-        if (!copy.error_code.empty() || !copy.error.empty()) {
+        if (status_reply) {
             // The intake refused the request before admitting it (a 400 service error).
             if (service_error.empty()) service_error = fmt::format("{} {}", copy.error_code, copy.error);
             took_arrival();
@@ -145,6 +153,10 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
         }
         queue.push_back(task_arrival{std::move(*checked), std::move(copy.data), {}});
         took_arrival();
+    }
+    [[nodiscard]] bool acked() const {
+        return std::any_of(queue.begin(), queue.end(),
+                           [](const task_arrival& a) { return std::holds_alternative<a2a::task_ack>(a.message); });
     }
     void took_arrival() {
         last_arrival = clock::now();
@@ -281,12 +293,31 @@ asio::awaitable<task_result<a2a::task_ack>> task_caller::start() {
         if (!st->service_error.empty()) {
             co_return problem(task_failure::transport, "remote agent answered with an error: " + st->service_error);
         }
-        // The ack is the first message of the set; anything before it waits its turn.
+        // The ack is the first message of the set; events before it wait their turn. A
+        // task's end before any ack is a worker breaking the flow: said at once, rather
+        // than waiting out the accept timeout and blaming no worker.
         for (auto it = st->queue.begin(); it != st->queue.end(); ++it) {
             if (auto* ack = std::get_if<a2a::task_ack>(&it->message)) {
                 auto out = std::move(*ack);
                 st->queue.erase(it);
                 co_return out;
+            }
+            if (it->is_terminal()) {
+                const auto* err = std::get_if<a2a::task_error>(&it->message);
+                std::string said = "a result";
+                if (err) {
+                    // The peer's text, bounded (whole UTF-8 characters).
+                    std::size_t cut = std::min<std::size_t>(err->error.size(), 300);
+                    while (cut > 0 && cut < err->error.size() &&
+                           (static_cast<unsigned char>(err->error[cut]) & 0xC0) == 0x80) {
+                        --cut;
+                    }
+                    said = "error: " + err->error.substr(0, cut);
+                }
+                co_return problem(task_failure::transport,
+                                  fmt::format("remote agent \"{}\" ended the task before acknowledging it ({}); the "
+                                              "worker does not follow the task flow",
+                                              o.agent, said));
             }
         }
         if (clock::now() >= deadline) {
