@@ -98,3 +98,52 @@ TEST_CASE("a pattern RE2 cannot compile refuses every value and is reported", "[
                                                     Catch::Contains("every value will be refused"));
     CHECK(v.validate(json::parse(R"({"p":"a"})")));
 }
+
+// Boost.JSON holds integers from 2^63 to 2^64-1 as unsigned; valijson's adapter read them
+// through int64 and saw them negative, so a maximum let 18446744073709551615 through as -1
+// and a minimum refused 2^63 as below 0. Doubles at 2^63 were cast to int64 (undefined).
+TEST_CASE("integers past the int64 range are compared as the numbers they are", "[schema]") {
+    auto v = make(R"({"type":"object","properties":{
+        "small":{"type":"integer","maximum":100},
+        "positive":{"type":"integer","minimum":0},
+        "even":{"type":"integer","multipleOf":2},
+        "whole":{"type":"integer"}}})");
+    CHECK(v.validate(json::parse(R"({"small":18446744073709551615})")));
+    CHECK(v.validate(json::parse(R"({"small":9223372036854775808})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"small":100})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"positive":9223372036854775808})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"positive":18446744073709551615})")));
+    CHECK(v.validate(json::parse(R"({"positive":-1})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"even":18446744073709551614})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"even":9.223372036854775808e18})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"whole":9223372036854775808})")));
+    CHECK(v.validate(json::parse(R"({"whole":1e300})")));
+    CHECK(v.validate(json::parse(R"({"whole":1.5})")));
+    const auto big = v.validate(json::parse(R"({"small":18446744073709551615})"));
+    REQUIRE(big);
+    CHECK_THAT(*big, !Catch::Contains("-1"));
+}
+
+// valijson refuses a divisor that is not positive (0, or -1 against -2^63, would make the
+// remainder a hardware fault); the integer path is exact to the ends of the int64 range.
+TEST_CASE("multipleOf must be greater than 0 and is exact for int64", "[schema]") {
+    for (const char* bad :
+         {R"({"multipleOf":0})", R"({"multipleOf":-1})", R"({"multipleOf":-0.5})", R"({"multipleOf":0.0})"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(make(bad), Catch::Contains("must be positive"));
+    }
+    // 2^63-1 is 7 x 1317624576693539401; -2^63 is no multiple of 7.
+    auto v = make(R"({"multipleOf":7})");
+    CHECK_FALSE(v.validate(json::parse("-9223372036854775807")));
+    CHECK(v.validate(json::parse("-9223372036854775808")));
+}
+
+// valijson read strings through c_str(): "a\u0000b" was checked as "a".
+TEST_CASE("a string with an embedded NUL is checked whole", "[schema]") {
+    auto v = make(R"({"type":"object","properties":{"name":{"type":"string","pattern":"^[a-z]+$","maxLength":3},
+        "mode":{"enum":["a"]}}})");
+    CHECK(v.validate(json::parse(R"({"name":"a\u0000b"})")));
+    CHECK(v.validate(json::parse(R"({"name":"ab\u0000cd"})")));
+    CHECK(v.validate(json::parse(R"({"mode":"a\u0000b"})")));
+    CHECK_FALSE(v.validate(json::parse(R"({"name":"abc","mode":"a"})")));
+}

@@ -255,19 +255,4 @@ std::optional<std::string> replace_unpaired_surrogates(std::string_view body) {
     return out;
 }
 
-std::optional<std::string> replace_nul_escapes(std::string_view body) {
-    if (body.find("\\u0000") == std::string_view::npos) return std::nullopt;
-    std::string out(body);
-    const bool changed = rewrite_escapes(out, [](std::string& text, std::size_t i, bool& changed_any) -> std::size_t {
-        if (i + 5 < text.size() && text.compare(i + 1, 5, "u0000") == 0) {
-            text.replace(i + 4, 2, "7f");
-            changed_any = true;
-            return 6;
-        }
-        return 2;
-    });
-    if (!changed) return std::nullopt;
-    return out;
-}
-
 }  // namespace fiskai::a2a::detail

@@ -88,12 +88,4 @@ inline constexpr std::size_t max_depth = 10'000;
 // length, so raw-text offsets stay valid), or nullopt when there is none.
 [[nodiscard]] std::optional<std::string> replace_unpaired_surrogates(std::string_view body);
 
-// valijson's Boost.JSON adapter reads strings through c_str(), so a string with an
-// embedded NUL (only the escape `\u0000` can put one there) would be validated as its
-// prefix: "a\u0000b" would pass the identity pattern as "a". This returns the body with
-// each `\u0000` escape rewritten to `\u007f` (same length), a character that no pattern,
-// const or enum in the schemas matches, so the rewritten body validates exactly as the
-// real one should; or nullopt when there is none.
-[[nodiscard]] std::optional<std::string> replace_nul_escapes(std::string_view body);
-
 }  // namespace fiskai::a2a::detail

@@ -53,18 +53,6 @@ std::string describe(valijson::ValidationResults& results, std::string_view file
 struct validator::impl {
     std::array<valijson::Schema, message_count> schemas;
 
-    // Validates a parsed body; on a stand-in without NUL characters when it has any (see
-    // detail::replace_nul_escapes), parsed only in that rare case.
-    result<std::size_t> validate(const detail::parsed_body& parsed) const {
-        const auto text = parsed.repaired ? std::string_view(*parsed.repaired) : parsed.text;
-        if (const auto stand_in = detail::replace_nul_escapes(text)) {
-            detail::parsed_body without_nul;
-            if (auto r = detail::parse_body(*stand_in, without_nul); !r) return r.error();
-            return validate(without_nul.doc);
-        }
-        return validate(parsed.doc);
-    }
-
     result<std::size_t> validate(const json::value& doc) const {
         auto index = detail::protocol_index(doc);
         if (!index) return index.error();
@@ -116,14 +104,14 @@ validator& validator::operator=(validator&&) noexcept = default;
 result<void> validator::validate(std::string_view body) const {
     detail::parsed_body parsed;
     if (auto r = detail::parse_body(body, parsed); !r) return r.error();
-    if (auto r = impl_->validate(parsed); !r) return r.error();
+    if (auto r = impl_->validate(parsed.doc); !r) return r.error();
     return {};
 }
 
 result<message> validator::check(std::string_view body) const {
     detail::parsed_body parsed;
     if (auto r = detail::parse_body(body, parsed); !r) return r.error();
-    auto index = impl_->validate(parsed);
+    auto index = impl_->validate(parsed.doc);
     if (!index) return index.error();
     return detail::decode_document(parsed.doc.get_object(), body, *index);
 }

@@ -40,7 +40,9 @@ inline bool isDoubleAnInteger(const AdapterType &target)
     if (value < static_cast<double>(std::numeric_limits<int64_t>::min())) {
         return false;
     }
-    if (value > static_cast<double>(std::numeric_limits<int64_t>::max())) {
+    // fisk-ai: up to 2^64, exclusive: the integers Boost.JSON holds as integers (uint64
+    // past INT64_MAX included) are integers in their double form too.
+    if (value >= 18446744073709551616.0) {
         return false;
     }
     double intPart = 0.0;
@@ -936,14 +938,10 @@ public:
         const int64_t divisor = constraint.getDivisor();
 
         int64_t i = 0;
-        if (m_target.maybeInteger()) {
-            if (!m_target.asInteger(i)) {
-                if (m_results) {
-                    m_results->pushError(m_path, "Value could not be converted to an integer for multipleOf check");
-                }
-                return false;
-            }
-        } else if (m_target.maybeDouble()) {
+        // fisk-ai: an integer with no int64 form (past INT64_MAX) is checked as a double
+        // below, as doubles outside the int64 range are; it used to be refused.
+        const bool hasInt64Form = m_target.maybeInteger() && m_target.asInteger(i);
+        if (!hasInt64Form && m_target.maybeDouble()) {
             double d;
             if (!m_target.asDouble(d)) {
                 if (m_results) {
@@ -953,8 +951,9 @@ public:
             }
             // Casting a double outside the range of int64_t is undefined
             // behaviour, so check those values in floating point instead.
+            // fisk-ai: 2^63 (INT64_MAX as a double) is outside too; the bound is exclusive.
             if (d < static_cast<double>(std::numeric_limits<int64_t>::min()) ||
-                    d > static_cast<double>(std::numeric_limits<int64_t>::max())) {
+                    d >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
                 if (fabs(remainder(d, static_cast<double>(divisor))) >
                         std::numeric_limits<double>::epsilon()) {
                     if (m_results) {
@@ -965,7 +964,7 @@ public:
                 return true;
             }
             i = static_cast<int64_t>(d);
-        } else {
+        } else if (!hasInt64Form) {
             return true;
         }
 

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <optional>
+#include <limits>
 #include <string>
 
 #include <boost/json.hpp>
@@ -319,10 +320,16 @@ public:
         return false;
     }
 
+    // fisk-ai: an unsigned integer past INT64_MAX has no int64 form; getInteger refuses it
+    // (it used to wrap negative) and getDouble gives its value, which BasicAdapter falls
+    // back on when getInteger refuses.
     bool getDouble(double &result) const
     {
         if (m_value.is_double()) {
             result = m_value.get_double();
+            return true;
+        } else if (m_value.is_uint64()) {
+            result = static_cast<double>(m_value.get_uint64());
             return true;
         }
 
@@ -334,7 +341,8 @@ public:
         if (m_value.is_int64()) {
             result = m_value.get_int64();
             return true;
-        } else if (m_value.is_uint64()) {
+        } else if (m_value.is_uint64() &&
+                m_value.get_uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
             result = static_cast<int64_t>(m_value.get_uint64());
             return true;
         }
@@ -389,7 +397,10 @@ public:
     bool getString(std::string &result) const
     {
         if (m_value.is_string()) {
-            result = m_value.get_string().c_str();
+            // fisk-ai: the whole string; through c_str() a string with an embedded NUL
+            // (the escape \u0000) was validated as its prefix, "a\u0000b" as "a".
+            const boost::json::string &text = m_value.get_string();
+            result.assign(text.data(), text.size());
             return true;
         }
 

@@ -98,7 +98,9 @@ protected:
         if (d < static_cast<double>(std::numeric_limits<int64_t>::min())) {
             return false;
         }
-        if (d > static_cast<double>(std::numeric_limits<int64_t>::max())) {
+        // fisk-ai: INT64_MAX as a double is 2^63, which has no int64 form (the cast was
+        // undefined); the bound is exclusive.
+        if (d >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
             return false;
         }
         double intPart = 0.0;
@@ -372,6 +374,8 @@ public:
                 result = double(i);
                 return true;
             }
+            // fisk-ai: an integer with no int64 form (past INT64_MAX) still has a value.
+            return m_value.getDouble(result);
         } else if (m_value.isString()) {
             std::string s;
             if (m_value.getString(s)) {
@@ -650,6 +654,8 @@ public:
                 result = static_cast<double>(integerResult);
                 return true;
             }
+            // fisk-ai: an integer with no int64 form (past INT64_MAX) still has a value.
+            return m_value.getDouble(result);
         }
 
         return false;
