@@ -363,3 +363,11 @@ TEST_CASE("config: an options block that contains itself through an alias is ref
         CHECK(c.harness.sessions.options_json == nested.replace(nested.find('x'), 1, "\"x\""));
     }
 }
+
+// yaml-cpp stops at its depth bound with the text "bad file"; the error says what it is.
+TEST_CASE("config: a document nested past the reader's depth bound says so", "[config][decode]") {
+    const std::string deep = "llm:\n  provider: " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+    const auto text = parse_error(deep);
+    CHECK_THAT(text, Catch::StartsWith("parsing config: line 2: the document nests deeper than "));
+    CHECK_THAT(text, Catch::EndsWith(" levels, the YAML reader's bound; a configuration needs a handful"));
+}

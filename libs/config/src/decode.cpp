@@ -6,6 +6,7 @@
 #include <fiskai/gocompat/quote.hpp>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -717,6 +718,12 @@ raw_config decode(std::string_view yaml_text) {
     YAML::Node root;
     try {
         root = YAML::Load(std::string(yaml_text));
+    } catch (const YAML::DeepRecursion& e) {
+        // yaml-cpp's own text for its depth bound is "bad file".
+        fail(e.mark.is_null() ? 0 : e.mark.line + 1,
+             fmt::format("the document nests deeper than {} levels, the YAML reader's bound; a configuration "
+                         "needs a handful",
+                         e.depth()));
     } catch (const YAML::Exception& e) {
         fail(e.mark.is_null() ? 0 : e.mark.line + 1, e.msg);
     }
