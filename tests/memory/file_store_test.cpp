@@ -2,6 +2,7 @@
 // the capacity limit, directory defaults and rebasing (agent-llm-state.md §6, 63).
 #include <fiskai/memory/store.hpp>
 
+#include "temp_dir.hpp"
 #include "store_contract.hpp"
 
 #include <boost/asio/thread_pool.hpp>
@@ -19,18 +20,7 @@ using fiskai::test::memory_contract::await;
 
 namespace {
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::string pattern = (fs::temp_directory_path() / "fiskai-memory-XXXXXX").string();
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        path = pattern;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using fiskai::test::temp_dir;
 
 void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
@@ -73,6 +63,22 @@ TEST_CASE("memory file backend: files on disk", "[memory][file]") {
         auto l = await(v->list());
         REQUIRE(l.has_value());
         CHECK(l->empty());
+    }
+    SECTION("a FIFO is refused without a read, and a file past 1 MiB is refused") {
+        REQUIRE(::mkfifo((root / "pipe.md").c_str(), 0600) == 0);
+        auto pipe = await(v->read("pipe"));
+        REQUIRE(!pipe.has_value());
+        CHECK(pipe.error().message.find("is not a regular file") != std::string::npos);
+        write_file(root / "huge.md", "---\ndescription: huge\n---\n\n" + std::string((1 << 20) + 1, 'x'));
+        auto huge = await(v->read("huge"));
+        REQUIRE(!huge.has_value());
+        CHECK(huge.error().message.find("is larger than 1048576 bytes; a memory holds at most 65536 bytes") !=
+              std::string::npos);
+        write_file(root / "ok.md", "---\ndescription: fine\n---\n\nx");
+        auto l = await(v->list());
+        REQUIRE(l.has_value());
+        REQUIRE(l->size() == 1);
+        CHECK((*l)[0] == mem::item{"ok", "fine"});
     }
     SECTION("invalid names, other files and directories are not listed") {
         write_file(root / "ok.md", "---\ndescription: fine\n---\n\nx");

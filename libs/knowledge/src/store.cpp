@@ -9,6 +9,7 @@
 #include "sqlite.hpp"
 
 #include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/file.hpp>
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/knowledge/chunk.hpp>
@@ -25,10 +26,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -525,14 +524,23 @@ struct store::impl {
                 stats.chunks += chunk_count_of(c.key);
                 continue;
             }
-            std::ifstream in(c.path, std::ios::binary);
-            std::stringstream buf;
-            if (in) buf << in.rdbuf();
-            if (!in || in.bad()) {
-                note(o, fmt::format("skipping unreadable file {}: {}", gocompat::quote(c.key), std::strerror(errno)));
+            // Checked again when read: the file may have been replaced since the walk (by a
+            // FIFO, which would block the index for good, or by something larger).
+            std::string data;
+            const int fd = ::open(c.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            const auto read = fd < 0 ? gocompat::file_outcome{gocompat::file_check::failed, errno, 0}
+                                     : gocompat::read_regular_file(fd, max_index_file_bytes, data);
+            if (fd >= 0) ::close(fd);
+            if (read.status == gocompat::file_check::too_large) {
+                note(o, fmt::format("skipping oversized file {} ({} bytes)", gocompat::quote(c.key), read.size));
                 continue;
             }
-            std::string data = buf.str();
+            if (read.status != gocompat::file_check::ok) {
+                note(o, fmt::format("skipping unreadable file {}: {}", gocompat::quote(c.key),
+                                    read.status == gocompat::file_check::not_regular ? "not a regular file"
+                                                                                     : std::strerror(read.error)));
+                continue;
+            }
             if (data.find('\0') != std::string::npos) {
                 note(o, fmt::format("skipping binary file {}", gocompat::quote(c.key)));
                 continue;

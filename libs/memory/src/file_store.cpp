@@ -6,6 +6,7 @@
 #include "file_backend.hpp"
 
 #include <fiskai/jetstream/offload.hpp>
+#include <fiskai/gocompat/file.hpp>
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -65,7 +66,12 @@ public:
         return dir_ + "/" + std::string(key) + std::string(extension);
     }
 
-    // The whole value of a memory file, refusing symlinks and anything not regular.
+    // A memory file is its header and at most max_content_bytes; the bound leaves room for
+    // files edited by hand while refusing one that would fill memory.
+    static constexpr std::uint64_t max_file_bytes = std::uint64_t{1} << 20;
+
+    // The whole value of a memory file, refusing symlinks, anything not regular, and any
+    // larger than max_file_bytes.
     static result<std::string> read_value(const std::string& path) {
         const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
@@ -77,29 +83,21 @@ public:
             }
             return storage(fmt::format("open {}", path), err);
         }
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            ::close(fd);
-            return storage(fmt::format("memory file {} is not a regular file", gocompat::quote(path)));
-        }
         std::string data;
-        data.resize(static_cast<std::size_t>(st.st_size) + 1);
-        std::size_t done = 0;
-        while (true) {
-            if (done == data.size()) data.resize(data.size() + 4096);
-            const auto n = ::read(fd, data.data() + done, data.size() - done);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                const int err = errno;
-                ::close(fd);
-                return storage(fmt::format("read {}", path), err);
-            }
-            if (n == 0) break;
-            done += static_cast<std::size_t>(n);
-        }
+        const auto read = gocompat::read_regular_file(fd, max_file_bytes, data);
         ::close(fd);
-        data.resize(done);
-        return data;
+        switch (read.status) {
+            case gocompat::file_check::ok: return data;
+            case gocompat::file_check::not_regular:
+                return storage(fmt::format("memory file {} is not a regular file", gocompat::quote(path)));
+            case gocompat::file_check::too_large:
+                return storage(
+                    fmt::format("memory file {} is larger than {} bytes; a memory holds at most {} bytes "
+                                "of content",
+                                gocompat::quote(path), max_file_bytes, max_content_bytes));
+            case gocompat::file_check::failed: break;
+        }
+        return storage(fmt::format("read {}", path), read.error);
     }
 
     // The keys of regular `<key>.md` files whose stem is a valid key.

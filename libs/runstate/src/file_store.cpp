@@ -8,6 +8,7 @@
 #include "internal.hpp"
 
 #include <fiskai/jetstream/offload.hpp>
+#include <fiskai/gocompat/file.hpp>
 #include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 
@@ -106,41 +107,29 @@ error journal_too_large(const std::string& path, std::uint64_t size) {
         fmt::format("journal {} is larger than the limit of {} bytes ({} bytes)", path, max_journal_size, size));
 }
 
-// Refuses what `fd` holds unless it is a regular file (a FIFO would block a read, a link to
-// /dev/zero never end it) of at most max_journal_size bytes; its size otherwise. Errors
-// name `path`.
-result<std::size_t> check_journal_file(int fd, const std::string& path) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return system_error(fmt::format("reading journal {}", path), errno);
-    if (!S_ISREG(st.st_mode)) return storage_error(fmt::format("journal {} is not a regular file", path));
-    if (static_cast<std::uint64_t>(st.st_size) > max_journal_size) return journal_too_large(path, st.st_size);
-    return static_cast<std::size_t>(st.st_size);
+// Errors for what gocompat's file checks found in a journal, naming `path`.
+error journal_file_error(const gocompat::file_outcome& o, const std::string& path) {
+    switch (o.status) {
+        case gocompat::file_check::not_regular:
+            return storage_error(fmt::format("journal {} is not a regular file", path));
+        case gocompat::file_check::too_large: return journal_too_large(path, o.size);
+        default: return system_error(fmt::format("reading journal {}", path), o.error);
+    }
 }
 
-// The whole journal behind `fd` from offset 0 (pread: the descriptor's offset is left
-// alone), checked as check_journal_file does, and again for growth while it is read.
+// Refuses what `fd` holds unless it is a regular file of at most max_journal_size bytes;
+// its size otherwise.
+result<std::size_t> check_journal_file(int fd, const std::string& path) {
+    const auto checked = gocompat::check_regular_file(fd, max_journal_size);
+    if (checked.status != gocompat::file_check::ok) return journal_file_error(checked, path);
+    return static_cast<std::size_t>(checked.size);
+}
+
+// The whole journal behind `fd` from offset 0, checked as check_journal_file does, and
+// again for growth while it is read.
 std::optional<error> read_journal(int fd, const std::string& path, std::string& out) {
-    auto size = check_journal_file(fd, path);
-    if (!size) return size.error();
-    // One byte of slack, so the read that finds the end needs no regrowth (a copy of it all).
-    out.resize(*size + 1);
-    std::size_t done = 0;
-    while (true) {
-        if (done == out.size()) {
-            // The file grew while it was read.
-            if (done > max_journal_size) return journal_too_large(path, done);
-            out.resize(out.size() + 4096);
-        }
-        const auto n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return system_error(fmt::format("reading journal {}", path), errno);
-        }
-        if (n == 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    if (done > max_journal_size) return journal_too_large(path, done);
-    out.resize(done);
+    const auto read = gocompat::read_regular_file(fd, max_journal_size, out);
+    if (read.status != gocompat::file_check::ok) return journal_file_error(read, path);
     return std::nullopt;
 }
 
