@@ -3,6 +3,7 @@
 // journal in a temp directory, a recording event sink, and a store whose journal fails
 // on demand.
 
+#include "temp_dir.hpp"
 #include "fake_llm_process.hpp"
 #include "session_harness.hpp"
 
@@ -29,17 +30,7 @@ using namespace std::chrono_literals;
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-agent-XXXXXX").string();
-        path = ::mkdtemp(pattern.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using fiskai::test::temp_dir;
 
 struct recording_sink final : agent::event_sink {
     std::vector<agent::warning> warnings;

@@ -5,6 +5,7 @@
 
 #include <fiskai/conns/connection.hpp>
 
+#include "temp_dir.hpp"
 #include "conns_test_support.hpp"
 #include "fake_nats_server.hpp"
 #include "nkeys.hpp"
@@ -57,16 +58,7 @@ std::string nonce_where(const std::string& seed, bool zero_first) {
 
 connect_options quick() { return fiskai::test::quick_dial("credentials-test", std::chrono::milliseconds(2000)); }
 
-struct temp_dir {
-    fs::path path = [] {
-        char tmpl[] = "/tmp/fiskai-creds-XXXXXX";
-        return fs::path(::mkdtemp(tmpl));
-    }();
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using fiskai::test::temp_dir;
 
 constexpr std::string_view test_jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl";
 

@@ -3,6 +3,8 @@
 // next to a few hundred generated distractor documents, and running a coroutine on an
 // io_context that the store's pool and the HTTP client resume on.
 
+#include "temp_dir.hpp"
+
 #include <fiskai/knowledge/store.hpp>
 
 #include <catch2/catch.hpp>
@@ -24,28 +26,7 @@
 
 namespace fiskai::test {
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-knowledge-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path = pattern;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::permissions(path, std::filesystem::perms::owner_all, ec);
-        std::filesystem::remove_all(path, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-
-    std::string write(const std::string& rel, const std::string& text) const {
-        const auto p = path / rel;
-        std::filesystem::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
+using fiskai::test::temp_dir;
 
 // Runs `work` on `ioc` until it finishes, failing when the deadline passes first.
 template <class T>

@@ -2,6 +2,7 @@
 // bodies, retries and their delays, no retry on 400, the deadline, refused certificates,
 // and the configuration texts.
 
+#include "temp_dir.hpp"
 #include "fake_llm_process.hpp"
 #include "tls_fixture.hpp"
 
@@ -32,21 +33,7 @@ namespace {
 
 const std::string fake_binary = FISKAI_FAKE_LLM;
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-llm-XXXXXX").string();
-        path = ::mkdtemp(pattern.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name) << text;
-        return (path / name).string();
-    }
-};
+using fiskai::test::temp_dir;
 
 // The environment a provider reads, cleared so the runner's own settings cannot leak in.
 void clear_llm_env() {

@@ -1,6 +1,8 @@
 #pragma once
 // A temporary directory and a blocking pool for the file backend's tests.
 
+#include "temp_dir.hpp"
+
 #include <boost/asio/thread_pool.hpp>
 
 #include <cstdlib>
@@ -11,21 +13,7 @@
 
 namespace fiskai::test {
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-runstate-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path = pattern;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    [[nodiscard]] std::string str() const { return path.string(); }
-};
+using fiskai::test::temp_dir;
 
 inline std::string read_file(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);

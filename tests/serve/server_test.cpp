@@ -3,6 +3,7 @@
 // a temp directory, and in-process tools the test opens and closes. Every wait is a
 // condition with a deadline.
 
+#include "temp_dir.hpp"
 #include "fake_llm_process.hpp"
 #include "session_harness.hpp"
 
@@ -32,17 +33,7 @@ namespace json = boost::json;
 
 namespace {
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-serve-XXXXXX").string();
-        path = ::mkdtemp(pattern.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using fiskai::test::temp_dir;
 
 // What happened, in order, across every work and channel of one test.
 struct tally {

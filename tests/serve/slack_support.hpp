@@ -3,6 +3,7 @@
 // and WebSocket, the real server and agent on fiskai-fake-llm, the file journal in a temp
 // directory. Every wait is a condition with a deadline.
 
+#include "temp_dir.hpp"
 #include "fake_llm_process.hpp"
 #include "fake_slack_process.hpp"
 #include "session_harness.hpp"
@@ -33,17 +34,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 namespace rules = serve::slack_rules;
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "fiskai-slack-XXXXXX").string();
-        path = ::mkdtemp(pattern.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using fiskai::test::temp_dir;
 
 struct guarded_state {
     int ran = 0;

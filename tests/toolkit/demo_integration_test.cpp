@@ -1,6 +1,7 @@
 // Integration tests that run the demo fisk application for real: introspection,
 // derivation, argument validation, execution, caps, timeouts and process groups.
 
+#include "temp_dir.hpp"
 #include "async_test.hpp"
 #include "process_probe.hpp"
 
@@ -30,14 +31,7 @@ namespace {
 
 const std::string demo = FISK_DEMO_PATH;
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        char tmpl[] = "/tmp/fiskai-demo-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() { fs::remove_all(path); }
-};
+using fiskai::test::temp_dir;
 
 // Sets an environment variable for the lifetime of the object (the child inherits it).
 struct scoped_env {

@@ -1,3 +1,4 @@
+#include "temp_dir.hpp"
 #include "async_test.hpp"
 #include "process_probe.hpp"
 
@@ -54,14 +55,7 @@ bool no_zombie_children() {
     return wait_until([] { return zombie_children().empty(); }, 5s);
 }
 
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir() {
-        char tmpl[] = "/tmp/fiskai-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using fiskai::test::temp_dir;
 
 }  // namespace
 
