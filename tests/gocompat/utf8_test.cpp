@@ -67,3 +67,17 @@ TEST_CASE("gocompat: is_space as unicode.IsSpace", "[gocompat][utf8]") {
         CHECK_FALSE(is_space(r));
     }
 }
+
+TEST_CASE("gocompat: utf8_prefix cuts at most the bound and never inside a character", "[gocompat][utf8]") {
+    using fiskai::gocompat::utf8_prefix;
+    CHECK(utf8_prefix("abc", 10) == "abc");
+    CHECK(utf8_prefix("abc", 3) == "abc");
+    CHECK(utf8_prefix("abc", 2) == "ab");
+    CHECK(utf8_prefix("abc", 0).empty());
+    // é is two bytes, → three: a cut inside either backs off to its start.
+    CHECK(utf8_prefix("a\xc3\xa9", 2) == "a");
+    CHECK(utf8_prefix("a\xc3\xa9", 3) == "a\xc3\xa9");
+    CHECK(utf8_prefix("\xe2\x86\x92x", 1).empty());
+    CHECK(utf8_prefix("\xe2\x86\x92x", 2).empty());
+    CHECK(utf8_prefix("\xe2\x86\x92x", 3) == "\xe2\x86\x92");
+}

@@ -8,6 +8,7 @@
 #include <fiskai/a2a/task_flow.hpp>
 #include <fiskai/a2a/validator.hpp>
 #include <fiskai/gocompat/duration.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -18,7 +19,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <deque>
 #include <ostream>
 #include <stdexcept>
@@ -304,16 +304,9 @@ asio::awaitable<task_result<a2a::task_ack>> task_caller::start() {
             }
             if (it->is_terminal()) {
                 const auto* err = std::get_if<a2a::task_error>(&it->message);
-                std::string said = "a result";
-                if (err) {
-                    // The peer's text, bounded (whole UTF-8 characters).
-                    std::size_t cut = std::min<std::size_t>(err->error.size(), 300);
-                    while (cut > 0 && cut < err->error.size() &&
-                           (static_cast<unsigned char>(err->error[cut]) & 0xC0) == 0x80) {
-                        --cut;
-                    }
-                    said = "error: " + err->error.substr(0, cut);
-                }
+                // The peer's text, bounded.
+                const std::string said =
+                    err ? "error: " + std::string(gocompat::utf8_prefix(err->error, 300)) : std::string("a result");
                 co_return problem(task_failure::transport,
                                   fmt::format("remote agent \"{}\" ended the task before acknowledging it ({}); the "
                                               "worker does not follow the task flow",

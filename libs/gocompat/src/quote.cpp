@@ -89,9 +89,7 @@ std::string quote(std::string_view s) {
 
 std::string quote_bounded(std::string_view s, std::size_t limit) {
     if (s.size() <= limit) return quote(s);
-    std::size_t cut = limit;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-    return quote(s.substr(0, cut)) + "...";
+    return quote(utf8_prefix(s, limit)) + "...";
 }
 
 }  // namespace fiskai::gocompat

@@ -131,4 +131,11 @@ std::string_view trim_space(std::string_view s) noexcept {
     return s;
 }
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept {
+    if (max_bytes >= s.size()) return s;
+    std::size_t cut = max_bytes;
+    while (cut > 0 && is_continuation(static_cast<unsigned char>(s[cut]))) --cut;
+    return s.substr(0, cut);
+}
+
 }  // namespace fiskai::gocompat

@@ -3,6 +3,7 @@
 
 #include <fiskai/config/config.hpp>
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/knowledge/store.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -179,9 +180,7 @@ std::string snippet(const std::string& content, std::size_t max) {
         }
     }
     if (line.size() <= max) return line;
-    auto cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-    return line.substr(0, cut) + "...";
+    return std::string(gocompat::utf8_prefix(line, max)) + "...";
 }
 
 boost::asio::awaitable<int> do_search(command_options o, const config::config& cfg) {

@@ -1,6 +1,7 @@
 #include <fiskai/serve/a2a_rules.hpp>
 #include <fiskai/serve/slack_rules.hpp>
 
+#include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/runstate/state.hpp>
 
 #include <boost/json.hpp>
@@ -40,13 +41,6 @@ json::object button(std::string_view label, std::size_t n, const action_value& v
                         {"text", plain(a2a_rules::sanitize(label, 75))},
                         {"action_id", fmt::format("fiskai.answer.{}", n)},
                         {"value", encode_value(v)}};
-}
-
-// Cuts at most `limit` bytes without splitting a UTF-8 sequence.
-std::size_t utf8_floor(std::string_view s, std::size_t limit) {
-    if (limit >= s.size()) return s.size();
-    while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80) --limit;
-    return limit;
 }
 
 }  // namespace
@@ -279,7 +273,7 @@ std::vector<std::string> split_answer(std::string_view text, std::size_t limit, 
         std::size_t cut = window.rfind("\n\n");
         if (cut == std::string_view::npos || cut < limit / 4) cut = window.rfind('\n');
         if (cut == std::string_view::npos || cut < limit / 4) cut = window.rfind(' ');
-        if (cut == std::string_view::npos || cut < limit / 4) cut = utf8_floor(rest, limit);
+        if (cut == std::string_view::npos || cut < limit / 4) cut = gocompat::utf8_prefix(rest, limit).size();
         if (cut == 0) cut = limit;
         parts.emplace_back(trim(rest.substr(0, cut)));
         rest = trim(rest.substr(cut));

@@ -36,4 +36,8 @@ void append_utf8(std::string& out, char32_t rune);
 // strings.TrimSpace: strips Unicode white space at both ends.
 [[nodiscard]] std::string_view trim_space(std::string_view s) noexcept;
 
+// The longest prefix of `s` of at most `max_bytes` bytes that does not end inside a UTF-8
+// sequence: where to cut a bounded text.
+[[nodiscard]] std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept;
+
 }  // namespace fiskai::gocompat
