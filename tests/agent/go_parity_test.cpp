@@ -461,6 +461,7 @@ TEST_CASE("31: six concurrent runs see their own work dir as PWD", "[agent][go]"
     for (int i = 0; i < 6; ++i) {
         auto results = f.results(fmt::format("run-{}", i));
         REQUIRE(results.size() == 1);
+        INFO("run-" << i << " is_error=" << results[0].result.is_error << " content: " << results[0].result.content);
         CHECK(results[0].result.content.find("PWD=" + dirs[i]->path.string() + "\\n") != std::string::npos);
     }
 }

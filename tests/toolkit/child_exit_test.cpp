@@ -7,8 +7,13 @@
 #include <fiskai/toolkit/child_exit.hpp>
 #include <fiskai/toolkit/process.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -16,8 +21,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <optional>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -135,4 +142,54 @@ TEST_CASE("where a seccomp profile refuses pidfd_open, exits are found by pollin
         });
         CHECK(status == 0);
     }
+}
+
+TEST_CASE("a wake of the pidfd while the child still runs is not taken for its exit", "[process]") {
+    // Made to happen every time: two pipes turn readable in one reactor turn; the waiter
+    // woken first closes the other pipe and, in the same step, watches a new child. The
+    // watch's pidfd takes over the closed pipe's reactor slot, and the readiness Asio had
+    // already queued for that slot completes the pidfd's wait while the child runs. (In
+    // the field: several tools ending and starting at once on one io_context.)
+    namespace asio = boost::asio;
+    asio::io_context ioc;
+    int first[2] = {-1, -1};
+    int second[2] = {-1, -1};
+    REQUIRE(::pipe2(first, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(second, O_CLOEXEC) == 0);
+    REQUIRE(::write(first[1], "x", 1) == 1);
+    REQUIRE(::write(second[1], "x", 1) == 1);
+    asio::posix::stream_descriptor first_end(ioc, first[0]);
+    asio::posix::stream_descriptor second_end(ioc, second[0]);
+
+    pid_t child = -1;
+    std::optional<bool> seen_exit;
+    auto racer = [&](asio::posix::stream_descriptor& mine,
+                     asio::posix::stream_descriptor& other) -> asio::awaitable<void> {
+        auto [ec] =
+            co_await mine.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+        if (ec || !other.is_open()) co_return;
+        other.close();
+        child = ::fork();
+        if (child == 0) {
+            for (;;) ::pause();
+        }
+        child_exit_watch watch(co_await asio::this_coro::executor);
+        if (watch.watch(child)) co_return;
+        seen_exit = co_await watch.exited();
+    };
+    asio::co_spawn(ioc, racer(first_end, second_end), asio::detached);
+    asio::co_spawn(ioc, racer(second_end, first_end), asio::detached);
+    ioc.run_for(300ms);
+    REQUIRE(child > 0);
+    CHECK_FALSE(seen_exit.has_value());  // the child is still running
+    CHECK_FALSE(is_zombie(child));
+
+    ::kill(child, SIGKILL);
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!seen_exit && std::chrono::steady_clock::now() < end) ioc.run_one_for(50ms);
+    CHECK(seen_exit == true);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WTERMSIG(status) == SIGKILL);
+    for (int fd : {first[1], second[1]}) ::close(fd);
 }

@@ -145,22 +145,29 @@ struct hangup_watch {
     bool client_gone = false;
 };
 
+// A wake with nothing to read is not a close: Asio's reactor can hand a socket's slot the
+// readiness queued for the descriptor that held the slot before, so the watch looks again.
+template <typename Socket>
+void arm_hangup_watch(Socket& socket, std::shared_ptr<hangup_watch> watch, std::shared_ptr<outbound_stream> out) {
+    socket.async_wait(asio::socket_base::wait_read, [watch, out, &socket](boost::system::error_code ec) mutable {
+        if (ec || !watch->active) return;
+        char byte = 0;
+        const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) return;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            arm_hangup_watch(socket, std::move(watch), std::move(out));
+            return;
+        }
+        watch->client_gone = true;
+        out->wake.cancel();
+    });
+}
+
 template <typename Stream>
 std::shared_ptr<hangup_watch> watch_for_hangup(Stream& stream, std::shared_ptr<outbound_stream> out) {
     auto watch = std::make_shared<hangup_watch>();
     if constexpr (requires { stream.socket().native_handle(); }) {
-        auto& socket = stream.socket();
-        socket.async_wait(asio::socket_base::wait_read,
-                          [watch, out = std::move(out), &socket](boost::system::error_code ec) {
-                              if (ec || !watch->active) return;
-                              char byte = 0;
-                              const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-                              if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-                                  return;
-                              }
-                              watch->client_gone = true;
-                              out->wake.cancel();
-                          });
+        arm_hangup_watch(stream.socket(), watch, std::move(out));
     }
     return watch;
 }

@@ -48,21 +48,43 @@ std::optional<std::string> child_exit_watch::watch(int pid) {
     return std::nullopt;
 }
 
+namespace {
+
+// Whether `pid` has exited, asked of the kernel without reaping it (WNOWAIT leaves the
+// zombie). ECHILD (not a child, or already reaped) counts as exited: nothing is left to
+// wait for.
+bool has_exited(int pid) {
+    for (;;) {
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
+            return info.si_pid == pid;
+        }
+        if (errno != EINTR) return true;
+    }
+}
+
+}  // namespace
+
 asio::awaitable<bool> child_exit_watch::exited() {
     constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
     if (!impl_->polling) {
-        auto [ec] = co_await impl_->pidfd.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
-        co_return !ec;
+        // The pidfd's readiness is a reason to look, not the answer. Asio completes a wait on
+        // any readiness its reactor hands the descriptor's slot, and a slot is recycled with
+        // readiness still queued for the descriptor that held it before: when descriptors
+        // close and a child is watched in the same turn (tools ending and starting together
+        // on one io_context), the pidfd's wait completes while the child runs. Taken for an
+        // exit, that had the caller kill a running tool. The kernel's answer decides.
+        for (;;) {
+            if (has_exited(impl_->pid)) co_return true;
+            auto [ec] = co_await impl_->pidfd.async_wait(asio::posix::stream_descriptor::wait_read, tuple_awaitable);
+            if (ec) co_return false;
+        }
     }
-    // WNOWAIT reports the exit and leaves the zombie. The interval starts short, so a quick
-    // tool is seen at once, and grows, so a long-lived child costs a wake-up every 50 ms.
+    // The interval starts short, so a quick tool is seen at once, and grows, so a
+    // long-lived child costs a wake-up every 50 ms.
     auto interval = std::chrono::milliseconds(1);
     for (;;) {
-        siginfo_t info{};
-        const int r = ::waitid(P_PID, static_cast<id_t>(impl_->pid), &info, WEXITED | WNOHANG | WNOWAIT);
-        if (r == 0 && info.si_pid == impl_->pid) co_return true;
-        // ECHILD: not our child or already reaped; nothing is left to wait for.
-        if (r < 0 && errno != EINTR) co_return true;
+        if (has_exited(impl_->pid)) co_return true;
         impl_->poll_timer.expires_after(interval);
         auto [ec] = co_await impl_->poll_timer.async_wait(tuple_awaitable);
         if (ec) co_return false;
