@@ -53,6 +53,8 @@ for f in "$work"/results/*/checks.json; do
     expected=$((expected + fl))
   else
     failed=$((failed + fl))
+    # What the suite said, so a failure seen once in CI can be diagnosed from its log.
+    [[ "$fl" -gt 0 ]] && node -e 'for (const x of require(process.argv[1])) if (x.status === "FAILURE") console.log(`unexpected failure: ${x.id}: ${x.errorMessage ?? "(no message)"}`)' "$f"
   fi
 done
 if [[ $rc -ne 0 && $failed -eq 0 ]]; then failed=1; fi  # e.g. a stale baseline entry
