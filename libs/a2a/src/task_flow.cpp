@@ -5,6 +5,7 @@
 #include <fiskai/a2a/transport.hpp>
 
 #include <fiskai/gocompat/quote.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 
 #include <algorithm>
 
@@ -14,14 +15,11 @@ namespace {
 // Cuts `s` to about `keep` bytes: a head and a tail around the marker, never splitting a
 // UTF-8 sequence.
 void trim_middle(std::string& s, std::size_t keep) {
-    auto is_continuation = [&](std::size_t i) {
-        return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80;
-    };
-    std::size_t head = keep / 2;
-    while (head > 0 && is_continuation(head)) --head;
+    const auto head = gocompat::utf8_prefix(s, keep / 2);
+    // The tail starts at the first byte that begins a character.
     std::size_t tail_start = s.size() - (keep - keep / 2);
-    while (tail_start < s.size() && is_continuation(tail_start)) ++tail_start;
-    s = s.substr(0, head) + std::string(trim_marker) + s.substr(tail_start);
+    while (tail_start < s.size() && (static_cast<unsigned char>(s[tail_start]) & 0xC0) == 0x80) ++tail_start;
+    s = std::string(head) + std::string(trim_marker) + s.substr(tail_start);
 }
 
 // The largest text field of a message that may be trimmed, or null.
