@@ -6,21 +6,19 @@
 // Built twice (cmake/FiskaiFuzz.cmake): with the shared driver in tests/support, and under
 // clang's libFuzzer.
 
+#include "../support/fuzz_fail.hpp"
+
 #include <fiskai/a2a/codec.hpp>
 #include <fiskai/a2a/validator.hpp>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view body) {
-    std::fprintf(stderr, "fuzz_decode: %s\ninput (%zu bytes): %.*s\n", what, body.size(),
-                 static_cast<int>(body.size() > 2000 ? 2000 : body.size()), body.data());
-    std::abort();
+[[noreturn]] void fail(std::string_view what, std::string_view body) {
+    fiskai::fuzz::fail("a2a fuzz_decode", what, body);
 }
 
 }  // namespace

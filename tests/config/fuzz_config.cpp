@@ -6,14 +6,14 @@
 // Built twice: with clang's libFuzzer (-fsanitize=fuzzer) and, for g++, with the driver in
 // tests/support/fuzz_driver.cpp.
 
+#include "../support/fuzz_fail.hpp"
+
 #include <fiskai/config/config.hpp>
 #include <fiskai/gocompat/name.hpp>
 
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -22,11 +22,7 @@ namespace {
 
 using namespace fiskai::config;
 
-[[noreturn]] void fail(const std::string& what, std::string_view text) {
-    std::fprintf(stderr, "fuzz_config: %s\ninput (%zu bytes): %.*s\n", what.c_str(), text.size(),
-                 static_cast<int>(text.size() > 2000 ? 2000 : text.size()), text.data());
-    std::abort();
-}
+[[noreturn]] void fail(std::string_view what, std::string_view text) { fiskai::fuzz::fail("fuzz_config", what, text); }
 
 void check_limits(const server_limits& limits, std::string_view where, std::string_view text) {
     if (limits.max_concurrent_tools < 0 || limits.max_concurrent_tools > max_concurrent_tools_ceiling) {

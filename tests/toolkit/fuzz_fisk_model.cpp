@@ -7,12 +7,12 @@
 // Built twice: with clang's libFuzzer (-fsanitize=fuzzer) and, for g++, with the driver in
 // tests/support/fuzz_driver.cpp.
 
+#include "../support/fuzz_fail.hpp"
+
 #include <fiskai/toolkit/derive.hpp>
 #include <fiskai/toolkit/fisk_model.hpp>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <set>
 #include <stdexcept>
@@ -24,10 +24,8 @@ namespace {
 
 using namespace fiskai::toolkit;
 
-[[noreturn]] void fail(const std::string& what, std::string_view text) {
-    std::fprintf(stderr, "fuzz_fisk_model: %s\ninput (%zu bytes): %.*s\n", what.c_str(), text.size(),
-                 static_cast<int>(text.size() > 2000 ? 2000 : text.size()), text.data());
-    std::abort();
+[[noreturn]] void fail(std::string_view what, std::string_view text) {
+    fiskai::fuzz::fail("fuzz_fisk_model", what, text);
 }
 
 std::string join(const std::vector<std::string>& words, char separator) {
