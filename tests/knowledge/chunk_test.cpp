@@ -68,6 +68,9 @@ TEST_CASE("user text is quoted so FTS syntax characters are never syntax", "[kno
     CHECK(fts_query("NEAR(a b) AND \"x* ^col:y") == R"("NEAR" OR "AND" OR "col")");
     CHECK(fts_query("Größe straße 東京") == R"("Größe" OR "straße" OR "東京")");
     CHECK(fts_query("bad \xff\xfe bytes") == R"("bad" OR "bytes")");
+    // An encoded surrogate is not a rune: it separates terms, whatever the locale says.
+    CHECK(fts_query("ab\xed\xa0\x80"
+                    "cd") == R"("ab" OR "cd")");
 
     std::string big;
     for (int i = 0; i < 2000; ++i) big += "word" + std::to_string(i) + " ";

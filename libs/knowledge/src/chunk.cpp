@@ -2,6 +2,8 @@
 // and fence handling, so citations point at the same sections.
 #include <fiskai/knowledge/chunk.hpp>
 
+#include <fiskai/gocompat/utf8.hpp>
+
 #include <yaml-cpp/yaml.h>
 
 #include <clocale>
@@ -155,34 +157,12 @@ private:
     std::vector<chunk> done_;
 };
 
-// Decodes one UTF-8 sequence at s[i]; invalid bytes come back as U+FFFD, one byte long.
-char32_t decode_rune(std::string_view s, std::size_t& i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    auto cont = [&](std::size_t k) {
-        return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    };
-    auto at = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(s[i + k]) & 0x3F); };
-    if (c < 0x80) {
-        ++i;
-        return c;
-    }
-    if ((c & 0xE0) == 0xC0 && cont(1)) {
-        const char32_t r = ((c & 0x1F) << 6) | at(1);
-        i += 2;
-        return r >= 0x80 ? r : 0xFFFD;
-    }
-    if ((c & 0xF0) == 0xE0 && cont(1) && cont(2)) {
-        const char32_t r = ((c & 0x0F) << 12) | (at(1) << 6) | at(2);
-        i += 3;
-        return r >= 0x800 ? r : 0xFFFD;
-    }
-    if ((c & 0xF8) == 0xF0 && cont(1) && cont(2) && cont(3)) {
-        const char32_t r = ((c & 0x07) << 18) | (at(1) << 12) | (at(2) << 6) | at(3);
-        i += 4;
-        return r >= 0x10000 && r <= 0x10FFFF ? r : 0xFFFD;
-    }
-    ++i;
-    return 0xFFFD;
+// The rune at s[i], advancing i past it: Go's utf8.DecodeRuneInString, so an invalid byte
+// (an encoded surrogate among them) is U+FFFD one byte long, a separator like any other.
+char32_t next_rune(std::string_view s, std::size_t& i) {
+    const auto d = gocompat::decode_rune(s, i);
+    i += d.size;
+    return d.valid ? d.rune : gocompat::rune_error;
 }
 
 // Unicode letters and digits as the C.UTF-8 locale classifies them (Go's unicode.IsLetter
@@ -286,13 +266,13 @@ std::string fts_query(std::string_view query) {
     while (i < query.size() && terms < max_fts_terms) {
         // Skip separators, then take one run of letters and digits.
         std::size_t start = i;
-        char32_t r = decode_rune(query, i);
+        char32_t r = next_rune(query, i);
         if (!is_letter_or_digit(r)) continue;
         std::size_t runes = 1;
         std::size_t end = i;
         while (i < query.size()) {
             std::size_t next = i;
-            if (!is_letter_or_digit(decode_rune(query, next))) break;
+            if (!is_letter_or_digit(next_rune(query, next))) break;
             i = next;
             end = i;
             ++runes;
