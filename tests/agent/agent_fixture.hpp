@@ -228,6 +228,7 @@ public:
             std::make_unique<failing_journal>(std::move(*j), fail_index_, fail_close_));
     }
     asio::awaitable<runstate::result<std::unique_ptr<runstate::journal>>> open(std::string id) override {
+        if (before_open) before_open(id);
         auto j = co_await inner_->open(std::move(id));
         if (!j) co_return j.error();
         co_return std::unique_ptr<runstate::journal>(
@@ -250,6 +251,10 @@ public:
         co_return r;
     }
     [[nodiscard]] std::string location() const override { return inner_->location(); }
+
+    // Runs as open() starts, before the lock is taken: where another worker's writes land
+    // between a resume's read and its open.
+    std::function<void(const std::string& id)> before_open;
 
 private:
     std::shared_ptr<runstate::store> inner_;

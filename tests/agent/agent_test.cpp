@@ -22,6 +22,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 using namespace agent_test;
 
@@ -260,6 +261,36 @@ TEST_CASE("crash-resume re-runs a read-only call and never silently repeats anot
         CHECK(f.sink.calls.size() == 2);
         CHECK(resumed.counters.llm_calls == 2);  // the journaled call is not paid again
     }
+}
+
+TEST_CASE("a resume reads again when another worker finished the session between its read and its lock", "[agent]") {
+    fixture f(json::array{tool_step("pub", json::object{{"subject", "orders.new"}}), text_step("Published.")});
+    REQUIRE(f.h->run(f.request()).reason == "completed");
+    const auto path = f.dir.path / "runs" / "s1.json";
+    std::string whole;
+    {
+        std::ifstream in(path);
+        whole.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    // The other worker's view at this run's read: meta and the turn asking for pub, its
+    // result not written yet. It finishes (result, answer, terminal) before this run locks.
+    f.truncate_journal(2);
+    auto racing = std::make_shared<failing_store>(f.h->store, no_payload);
+    int opens = 0;
+    racing->before_open = [&](const std::string&) {
+        if (opens++ == 0) std::ofstream(path, std::ios::trunc) << whole;
+    };
+    f.h->rt->sessions = racing;
+
+    auto resumed = f.h->run(f.request());
+    CHECK(opens == 1);  // the second read agreed with the lock: no second open
+    CHECK(resumed.reason == "completed");
+    CHECK(resumed.replayed);
+    CHECK(resumed.final_text == "Published.");
+    CHECK_FALSE(f.sink.warned("unverified_effect"));
+    CHECK(f.sink.calls.size() == 1);  // the first run's pub only
+    CHECK(f.results().size() == 1);
+    CHECK(f.last_terminal()->reason == runstate::terminal_reason::completed);
 }
 
 TEST_CASE("a hard cancel abandons the running tool and leaves the session resumable", "[agent]") {

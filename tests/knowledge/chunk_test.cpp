@@ -1,6 +1,8 @@
 // Chunking, titles and query quoting: pure functions, no I/O.
 #include <fiskai/knowledge/chunk.hpp>
 
+#include <fiskai/gocompat/utf8.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -31,6 +33,15 @@ TEST_CASE("a fenced block stays whole even past the size limit, a long paragraph
     REQUIRE(split.size() == 4);
     CHECK(split[0].content.size() == target_chunk_bytes);
     CHECK(split[3].content.size() == 4000 - 3 * target_chunk_bytes);
+
+    // A split never cuts a character: each piece stays valid UTF-8 and nothing is lost.
+    std::string accented = "a";
+    for (int i = 0; i < 800; ++i) accented += "\xc3\xa9";  // é
+    const auto runes = chunk_document(accented);
+    REQUIRE(runes.size() == 2);
+    CHECK(runes[0].content.size() == target_chunk_bytes - 1);
+    CHECK(runes[0].content + runes[1].content == accented);
+    for (const auto& c : runes) CHECK(fiskai::gocompat::is_valid_utf8(c.content));
 
     const auto rn = chunk_document("# T\r\n\r\nbody\r\n");
     REQUIRE(rn.size() == 1);

@@ -7,6 +7,9 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,6 +230,46 @@ TEST_CASE("re-index: unchanged files are skipped, an edit is re-ingested, a remo
     auto page = test::run_on(ioc, w->enumerate("", 1000));
     REQUIRE(page);
     CHECK(page->documents.size() == 22);
+}
+
+TEST_CASE("a walk that cannot read a directory fails the run and removes nothing", "[knowledge][store]") {
+    test::temp_dir t;
+    asio::io_context ioc;
+    std::string deep = "docs";
+    for (int i = 0; i < 12; ++i) deep += fmt::format("/d{}", i);
+    t.write("docs/top.md", "# Top\n\nThe ledger keeps the quarterly totals.\n");
+    t.write(deep + "/deep.md", "# Deep\n\nThe marmalade rota lives here.\n");
+    const auto root = (t.path / "docs").string();
+    auto w = writer(ioc, t);
+    index_options reconcile;
+    reconcile.reconcile = true;
+    CHECK(index_all(ioc, w, {root}, reconcile).added == 2);
+
+    {
+        // Room for the descriptors open now and three more: the walk's directory handles run
+        // out a few levels down (EMFILE), the way an unreadable directory stops it.
+        std::size_t open_now = 0;
+        for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) ++open_now;
+        rlimit saved{};
+        REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+        rlimit tight = saved;
+        tight.rlim_cur = open_now + 3;
+        REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
+        auto cut = test::run_on(ioc, w->index({root}, reconcile));
+        ::setrlimit(RLIMIT_NOFILE, &saved);
+        REQUIRE_FALSE(cut.has_value());
+        CHECK_THAT(cut.error().message, Catch::Matchers::Contains("walking knowledge path") &&
+                                            Catch::Matchers::Contains("Too many open files"));
+    }
+
+    // Nothing was reconciled away: the deep document is still found, and a whole walk
+    // finds both unchanged.
+    auto hit = find(ioc, w, "marmalade");
+    REQUIRE(hit.hits.size() == 1);
+    CHECK(hit.hits[0].path.ends_with("deep.md"));
+    const auto whole = index_all(ioc, w, {root}, reconcile);
+    CHECK(whole.skipped == 2);
+    CHECK(whole.removed == 0);
 }
 
 TEST_CASE("one writer at a time, the lock goes with the store", "[knowledge][store]") {

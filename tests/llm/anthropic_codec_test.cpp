@@ -246,3 +246,28 @@ TEST_CASE("anthropic response: repeated tool_use ids are refused", "[llm][anthro
     REQUIRE_FALSE(dup.has_value());
     CHECK(dup.error() == R"(anthropic: response has more than one tool call with id "dup")");
 }
+
+TEST_CASE("anthropic response: tool input nested as deep as Go accepts is kept, deeper is refused",
+          "[llm][anthropic]") {
+    // Boost.JSON's default bound is 32 levels; Go's is 10000, and a model's tool input is the
+    // model's to shape.
+    const auto nested = [](std::size_t depth) {
+        std::string input;
+        for (std::size_t i = 0; i < depth; ++i) input += R"({"a":)";
+        input += "1";
+        input.append(depth, '}');
+        return input;
+    };
+    const auto body = [](const std::string& input) {
+        return R"({"content":[{"type":"tool_use","id":"t","name":"x","input":)" + input + "}]}";
+    };
+    // The body's own two levels and the content array's one come on top of the input's.
+    const std::string deep = nested(9'990);
+    auto decoded = anthropic::decode_response(body(deep));
+    REQUIRE(decoded.has_value());
+    CHECK(std::get<tool_use_block>(decoded->content[0]).input == deep);
+
+    auto too_deep = anthropic::decode_response(body(nested(10'001)));
+    REQUIRE_FALSE(too_deep.has_value());
+    CHECK(too_deep.error().starts_with("anthropic: response body is not JSON"));
+}

@@ -117,6 +117,22 @@ TEST_CASE("openai response: text only, null content, errors", "[llm][openai]") {
     CHECK(bad.error().starts_with("openai: response body is not JSON"));
 }
 
+TEST_CASE("openai response: arguments nested past Boost's default depth are kept", "[llm][openai]") {
+    std::string arguments;
+    for (int i = 0; i < 100; ++i) arguments += R"({\"a\":)";
+    arguments += "1";
+    arguments.append(100, '}');
+    auto decoded = openai::decode_response(
+        R"({"choices":[{"finish_reason":"tool_calls","message":{"tool_calls":[{"id":"c","type":"function",
+            "function":{"name":"x","arguments":")" +
+        arguments + R"("}}]}}]})");
+    REQUIRE(decoded.has_value());
+    const auto& use = std::get<tool_use_block>(decoded->content.at(0));
+    CHECK_FALSE(use.input_error);
+    CHECK(use.input.starts_with(R"({"a":{"a":)"));
+    CHECK(use.input.size() == 100 * 5 + 1 + 100);
+}
+
 TEST_CASE("openai status error text", "[llm][openai]") {
     CHECK(openai::status_error_text(400, R"({"error":{"message":"model not found","type":"invalid_request_error"}})") ==
           "openai: HTTP 400: model not found");

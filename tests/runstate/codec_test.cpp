@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -249,4 +250,17 @@ TEST_CASE("check_append: the next seq is written, a duplicate or older one skipp
     REQUIRE(!gap.has_value());
     CHECK(gap.error().code == rs::errc::seq_gap);
     CHECK(gap.error().message == "record seq gap: seq 6 skips ahead of 4");
+}
+
+TEST_CASE("check_append: nothing follows the largest seq, which would wrap to 0 and be skipped", "[append]") {
+    constexpr auto top = std::numeric_limits<std::uint64_t>::max();
+    CHECK(rs::check_append(top - 1, top).value() == rs::append_action::write);
+    for (const std::uint64_t next : {top, std::uint64_t{0}, std::uint64_t{1}}) {
+        auto refused = rs::check_append(top, next);
+        REQUIRE(!refused.has_value());
+        CHECK(refused.error().code == rs::errc::corrupt);
+        CHECK(refused.error().message ==
+              "corrupt record sequence: seq 18446744073709551615 is the last a journal can hold; no record can "
+              "follow it");
+    }
 }

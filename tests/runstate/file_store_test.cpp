@@ -189,6 +189,33 @@ TEST_CASE("file backend: interior garbage and schema failures are corrupt and ne
     CHECK(await(e.store->open("bad")).has_value());
 }
 
+TEST_CASE("file backend: a journal ending at the largest seq refuses the next record instead of skipping it",
+          "[file]") {
+    env e;
+    {
+        auto j = await(e.store->create("top", sample_meta()));
+        REQUIRE(j.has_value());
+    }
+    const auto good = fiskai::test::read_file(e.journal("top"));
+    const std::string suspended =
+        R"({"seq":18446744073709551615,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"suspended"}})";
+    fiskai::test::write_file(e.journal("top"), good + suspended + "\n");
+    const auto before = fiskai::test::read_file(e.journal("top"));
+
+    auto j = await(e.store->open("top"));
+    REQUIRE(j.has_value());
+    auto next = await((*j)->append_next(rs::terminal_record{rs::terminal_reason::completed, ""}));
+    REQUIRE(!next.has_value());
+    CHECK(next.error().code == rs::errc::corrupt);
+    std::vector<rs::payload> batch{rs::terminal_record{rs::terminal_reason::completed, ""}};
+    auto batched = await((*j)->append_next_all(std::move(batch)));
+    REQUIRE(!batched.has_value());
+    CHECK(batched.error().code == rs::errc::corrupt);
+    auto started = await((*j)->append_next_started(rs::terminal_record{rs::terminal_reason::completed, ""}));
+    REQUIRE(!started.has_value());
+    CHECK(fiskai::test::read_file(e.journal("top")) == before);
+}
+
 TEST_CASE("file backend: the OFD lock excludes a second journal of one run in this process", "[file][lock]") {
     env e;
     auto first = await(e.store->create("one", sample_meta()));

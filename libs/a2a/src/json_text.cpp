@@ -1,5 +1,6 @@
 #include "json_text.hpp"
 
+#include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/utf8.hpp>
 
 #include <boost/json/value.hpp>
@@ -191,8 +192,7 @@ std::optional<std::string_view> find_member(std::string_view s, std::string_view
 }
 
 boost::json::parse_options parse_options() noexcept {
-    boost::json::parse_options o;
-    o.max_depth = max_depth;
+    boost::json::parse_options o = gocompat::go_parse_options();
     o.allow_invalid_utf8 = true;  // Go accepts it and decodes each bad byte as U+FFFD
     return o;
 }

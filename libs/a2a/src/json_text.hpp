@@ -79,8 +79,7 @@ void for_each_element(std::string_view s, F&& f) {
 
 // ---- parsing ----
 
-// Go refuses nesting deeper than 10000; so do we.
-inline constexpr std::size_t max_depth = 10'000;
+// Go's depth bound (gocompat::go_max_depth), and invalid UTF-8 read as Go reads it.
 [[nodiscard]] boost::json::parse_options parse_options() noexcept;
 
 // Boost.JSON refuses `\ud800` and other unpaired surrogate escapes, which Go decodes as

@@ -383,60 +383,78 @@ private:
                 co_return fail_early(created.error().message);
         }
 
-        auto records = co_await store.read(req_.session_id);
-        if (!records) {
-            if (follow_up && records.error().code == runstate::make_error_code(runstate::errc::not_found)) {
-                co_return fail_early(fmt::format("session {} does not exist; a follow-up needs an existing session",
+        // What is read decides the resume, and it is read before the lock: another worker
+        // may still be writing the session. So the read is checked against what the lock
+        // finds, and read again once when they differ (that worker has finished meanwhile).
+        std::vector<runstate::record> records;
+        runstate::run_state state;
+        for (int attempt = 1;; ++attempt) {
+            auto read = co_await store.read(req_.session_id);
+            if (!read) {
+                if (follow_up && read.error().code == runstate::make_error_code(runstate::errc::not_found)) {
+                    co_return fail_early(fmt::format("session {} does not exist; a follow-up needs an existing session",
+                                                     gocompat::quote(req_.session_id)));
+                }
+                co_return fail_early(read.error().message);
+            }
+            records = std::move(*read);
+            auto folded = runstate::fold(records);
+            if (!folded) co_return fail_early(folded.error().message);
+            state = std::move(*folded);
+
+            // A session resting on a final outcome answers again from the journal.
+            if (!follow_up && !records.empty()) {
+                if (const auto* t = std::get_if<runstate::terminal_record>(&records.back().payload);
+                    t != nullptr && t->reason != runstate::terminal_reason::suspended) {
+                    replay(state, *t);
+                    co_return std::nullopt;
+                }
+            }
+            if (state.interactive) {
+                co_return fail_early(
+                    fmt::format("session {} is an interactive chat session; resume it with the full-screen chat UI",
+                                gocompat::quote(req_.session_id)));
+            }
+
+            if (state.fingerprint.provider != fingerprint_.provider) {
+                co_return fail_early(runstate::provider_mismatch_text(req_.session_id, state.fingerprint.provider,
+                                                                      fingerprint_.provider));
+            }
+            if (auto differences = runstate::diff(state.fingerprint, fingerprint_); !differences.empty()) {
+                if (!req_.force && (!follow_up || state.pending)) {
+                    auto refused = runstate::drift_text(req_.session_id, differences);
+                    if (follow_up) {
+                        const std::string hint =
+                            "re-run against the original configuration, or pass --force to continue "
+                            "with the current one";
+                        if (auto at = refused.rfind(hint); at != std::string::npos) {
+                            refused.replace(at, hint.size(), "ask the operator to restore the configuration");
+                        }
+                    }
+                    co_return fail_early(refused);
+                }
+                if (attempt == 1) {
+                    events_.warn(warning{"fingerprint_drift", {}, fmt::format("{}", fmt::join(differences, "; ")), 0});
+                }
+            }
+
+            auto opened = co_await store.open(req_.session_id);
+            if (!opened) co_return fail_early(opened.error().message);
+            if ((*opened)->last_seq() == state.last_seq) {
+                journal_ = std::move(*opened);
+                break;
+            }
+            (void)(*opened)->close();
+            if (attempt == 2) {
+                co_return fail_early(fmt::format("session {} changed while this run was opening it; try again",
                                                  gocompat::quote(req_.session_id)));
             }
-            co_return fail_early(records.error().message);
         }
-        auto folded = runstate::fold(*records);
-        if (!folded) co_return fail_early(folded.error().message);
-        auto& state = *folded;
-
-        // A session resting on a final outcome answers again from the journal.
-        if (!follow_up && !records->empty()) {
-            if (const auto* t = std::get_if<runstate::terminal_record>(&records->back().payload);
-                t != nullptr && t->reason != runstate::terminal_reason::suspended) {
-                replay(state, *t);
-                co_return std::nullopt;
-            }
-        }
-        if (state.interactive) {
-            co_return fail_early(
-                fmt::format("session {} is an interactive chat session; resume it with the full-screen chat UI",
-                            gocompat::quote(req_.session_id)));
-        }
-
-        if (state.fingerprint.provider != fingerprint_.provider) {
-            co_return fail_early(
-                runstate::provider_mismatch_text(req_.session_id, state.fingerprint.provider, fingerprint_.provider));
-        }
-        if (auto differences = runstate::diff(state.fingerprint, fingerprint_); !differences.empty()) {
-            if (!req_.force && (!follow_up || state.pending)) {
-                auto refused = runstate::drift_text(req_.session_id, differences);
-                if (follow_up) {
-                    const std::string hint =
-                        "re-run against the original configuration, or pass --force to continue "
-                        "with the current one";
-                    if (auto at = refused.rfind(hint); at != std::string::npos) {
-                        refused.replace(at, hint.size(), "ask the operator to restore the configuration");
-                    }
-                }
-                co_return fail_early(refused);
-            }
-            events_.warn(warning{"fingerprint_drift", {}, fmt::format("{}", fmt::join(differences, "; ")), 0});
-        }
-
-        auto opened = co_await store.open(req_.session_id);
-        if (!opened) co_return fail_early(opened.error().message);
-        journal_ = std::move(*opened);
 
         messages_ = state.messages;
         iteration_ = state.next_iteration;
         pending_ = state.pending;
-        if (pending_) started_call_ = possibly_started(*records, *pending_);
+        if (pending_) started_call_ = possibly_started(records, *pending_);
         result_.counters.llm_calls = state.counters.llm_calls;
         result_.counters.tool_calls = state.counters.tool_calls;
         result_.counters.remote_tool_calls = state.counters.remote_tool_calls;
@@ -699,7 +717,7 @@ private:
             auto tool = found->second;
             json::value arguments;
             boost::system::error_code ec;
-            arguments = json::parse(use.input, ec);
+            arguments = json::parse(use.input, ec, {}, gocompat::go_parse_options());
             if (ec) arguments = json::object();
             if (auto missing = missing_required(*tool, arguments)) {
                 events_.warn(warning{"missing_required", use.name, *missing, 0});
@@ -771,7 +789,7 @@ private:
         if (outcome.is_deferral()) {
             deferred_call d{use.id, use.name, outcome.deferred_question_id(), std::string(question_kind(use.name)), {}};
             boost::system::error_code ec;
-            if (auto args = json::parse(use.input, ec); !ec && args.is_object()) {
+            if (auto args = json::parse(use.input, ec, {}, gocompat::go_parse_options()); !ec && args.is_object()) {
                 if (const auto* q = args.get_object().if_contains("question"); q != nullptr && q->is_string()) {
                     d.question = std::string(q->get_string());
                 }

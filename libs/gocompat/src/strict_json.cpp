@@ -13,7 +13,7 @@ boost::system::result<boost::json::object, std::string> decode_strict_object(
     std::string_view text, const std::vector<std::string_view>& allowed) {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return boost::json::object();
     boost::system::error_code ec;
-    auto value = boost::json::parse(text, ec);
+    auto value = boost::json::parse(text, ec, {}, go_parse_options());
     if (ec) return ec.message();
     if (value.is_null()) return boost::json::object();
     if (!value.is_object()) return std::string("want a JSON object, got a ") + json_kind_name(value);

@@ -117,9 +117,13 @@ public:
         while (!block.empty() && block.back() == '\n') block.pop_back();
         if (trim(block).empty()) return;
         if (!indivisible && block.size() > max_chunk_bytes) {
-            // Byte slices as Go's: a hard split may cut a rune; chunks are stored as bytes.
-            for (std::size_t start = 0; start < block.size(); start += target_chunk_bytes) {
-                append(block.substr(start, std::min(target_chunk_bytes, block.size() - start)));
+            // Cut on rune boundaries, where Go cuts bytes: a chunk must stay valid UTF-8, which
+            // the embeddings API requires (one such paragraph would fail every vector index run).
+            for (std::string_view rest = block; !rest.empty();) {
+                std::string_view piece = gocompat::utf8_prefix(rest, target_chunk_bytes);
+                if (piece.empty()) piece = rest.substr(0, std::min(target_chunk_bytes, rest.size()));
+                append(std::string(piece));
+                rest.remove_prefix(piece.size());
             }
             return;
         }

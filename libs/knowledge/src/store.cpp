@@ -178,14 +178,13 @@ std::vector<candidate> walk_corpus(const std::vector<std::string>& roots, const 
             throw knowledge_failure(errc::failed,
                                     fmt::format("walking knowledge path {}: {}", gocompat::quote(root), ec.message()));
         }
-        std::vector<candidate> here;
+        // A directory that cannot be read (other than for permission: skipped above) ends the
+        // walk, and the iterator with it, so the run fails as Go's WalkDir does: a walk cut
+        // short would have the reconcile step drop every document it did not reach.
+        std::string last_entry;
         for (; it != end; it.increment(ec)) {
-            if (ec) {
-                note(o, fmt::format("skipping {}: {}", gocompat::quote(it->path().string()), ec.message()));
-                ec.clear();
-                continue;
-            }
             const auto& entry = *it;
+            last_entry = entry.path().string();
             std::error_code sec;
             // Symlinks are never followed: one real key per file, never out of the corpus.
             if (entry.is_symlink(sec)) continue;
@@ -194,6 +193,11 @@ std::vector<candidate> walk_corpus(const std::vector<std::string>& roots, const 
                 continue;
             }
             consider(entry.path());
+        }
+        if (ec) {
+            throw knowledge_failure(errc::failed,
+                                    fmt::format("walking knowledge path {} (after {}): {}", gocompat::quote(root),
+                                                gocompat::quote(last_entry), ec.message()));
         }
     }
     // Walk order as Go's WalkDir (lexical), whatever the directory order on disk.

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers the codecs share: reading fields of a parsed body with typed fallbacks.
 
+#include <fiskai/gocompat/json.hpp>
 #include <fiskai/gocompat/quote.hpp>
 #include <fiskai/llm/types.hpp>
 
@@ -64,7 +65,7 @@ inline std::optional<std::string> repeated_tool_use_id(const std::vector<content
 // Parses a body; the error is Boost.JSON's message.
 inline std::optional<boost::json::value> parse(std::string_view text, std::string& why) {
     boost::system::error_code ec;
-    auto value = boost::json::parse(text, ec);
+    auto value = boost::json::parse(text, ec, {}, gocompat::go_parse_options());
     if (ec) {
         why = ec.message();
         return std::nullopt;

@@ -315,6 +315,8 @@ public:
         std::string lines;
         std::uint64_t last = last_seq_;
         for (auto& rec : recs) {
+            // The top seq has no successor (last + 1 would wrap to 0 and pass the test below).
+            if (auto next = check_append(last, last + 1); !next) co_return next.error();
             if (rec.seq != last + 1) {
                 co_return make_error(errc::seq_gap,
                                      fmt::format("seq {} does not follow {} in one batch", rec.seq, last));

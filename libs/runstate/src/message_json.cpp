@@ -21,7 +21,7 @@ namespace detail {
 
 bool append_compact_raw(std::string& out, std::string_view raw) {
     boost::system::error_code ec;
-    json::parse(raw, ec);
+    json::parse(raw, ec, {}, gocompat::go_parse_options());
     if (ec) return false;
     out.reserve(out.size() + raw.size());
     bool in_string = false;

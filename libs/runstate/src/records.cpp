@@ -278,11 +278,9 @@ std::string encode_record(const record& r) {
 }
 
 result<record> decode_record(std::string_view text) {
-    json::parse_options options;
-    options.max_depth = 10'000;  // Go's limit; Boost's default of 32 would refuse deep tool input
     boost::system::error_code ec;
     json::monotonic_resource resource;
-    const json::value doc = json::parse(text, ec, &resource, options);
+    const json::value doc = json::parse(text, ec, &resource, gocompat::go_parse_options());
     if (ec) return make_error(errc::corrupt, fmt::format("not JSON: {}", ec.message()));
     auto index = detail::validate_record(doc);
     if (!index) return index.error();
@@ -319,6 +317,13 @@ result<void> validate_id(std::string_view id) {
 }
 
 result<append_action> check_append(std::uint64_t last_seq, std::uint64_t seq) {
+    // A stored seq at the top of the range (a foreign or damaged journal) has no successor:
+    // the next seq would wrap to 0 and be skipped as a duplicate, every later record
+    // "written" without a write.
+    if (last_seq == std::numeric_limits<std::uint64_t>::max()) {
+        return make_error(errc::corrupt,
+                          fmt::format("seq {} is the last a journal can hold; no record can follow it", last_seq));
+    }
     if (seq <= last_seq) return append_action::skip;
     if (seq > last_seq + 1) return make_error(errc::seq_gap, fmt::format("seq {} skips ahead of {}", seq, last_seq));
     return append_action::write;

@@ -5,11 +5,23 @@
 // invalid UTF-8 as \ufffd, floats in Go's format, no whitespace.
 
 #include <boost/json/fwd.hpp>
+#include <boost/json/parse_options.hpp>
+
+#include <cstddef>
 
 #include <string>
 #include <string_view>
 
 namespace fiskai::gocompat {
+
+// Go's encoding/json refuses nesting deeper than 10000. Boost.JSON's default bound is 32,
+// which would refuse what a Go peer (a model's tool input, a journal) accepts and writes.
+inline constexpr std::size_t go_max_depth = 10'000;
+[[nodiscard]] inline boost::json::parse_options go_parse_options() noexcept {
+    boost::json::parse_options o;
+    o.max_depth = go_max_depth;
+    return o;
+}
 
 // Appends `s` as a quoted JSON string (encodeState.string with escapeHTML).
 void append_json_string(std::string& out, std::string_view s);
