@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -140,6 +141,17 @@ TEST_CASE("slack text: escaping and minimal mrkdwn", "[slack]") {
     CHECK(rules::escape("a<b>&c") == "a&lt;b&gt;&amp;c");
     CHECK(rules::to_mrkdwn("# Title\nsome **bold** and [link](https://x.y)\n1 < 2") ==
           "*Title*\nsome *bold* and <https://x.y|link>\n1 &lt; 2");
+}
+
+TEST_CASE("slack text: markdown links become Slack links only for web and mail targets", "[slack]") {
+    CHECK(rules::to_mrkdwn("[site](http://a.b/c) [mail](mailto:x@y.z)") == "<http://a.b/c|site> <mailto:x@y.z|mail>");
+    // Anything else would be a mention, a broadcast or a channel link once in angle brackets.
+    for (const std::string target : {"@U0ADMIN", "!channel", "!here", "!subteam^S1", "#C1", "javascript:x"}) {
+        INFO(target);
+        const auto out = rules::to_mrkdwn(fmt::format("see [x]({}) now", target));
+        CHECK(out == fmt::format("see [x]({}) now", target));
+        CHECK(out.find('<') == std::string::npos);
+    }
 }
 
 TEST_CASE("slack answers split under the limit at paragraph and line boundaries, at most 10 parts", "[slack]") {

@@ -33,6 +33,11 @@ std::string_view trim(std::string_view s) {
     return s.substr(first, last - first + 1);
 }
 
+// Markdown link targets that become Slack links.
+bool linkable(std::string_view target) {
+    return target.starts_with("https://") || target.starts_with("http://") || target.starts_with("mailto:");
+}
+
 json::object plain(std::string_view t) { return json::object{{"type", "plain_text"}, {"text", t}, {"emoji", true}}; }
 json::object mrkdwn(std::string_view t) { return json::object{{"type", "mrkdwn"}, {"text", t}}; }
 
@@ -238,8 +243,11 @@ std::string to_mrkdwn(std::string_view markdown) {
                 if (line[i] == '[') {
                     const auto mid = line.find("](", i);
                     const auto end = mid == std::string_view::npos ? mid : line.find(')', mid);
+                    // Only web and mail targets: `<@U…|t>`, `<!channel|t>` or `<#C…|t>` would
+                    // let model output mention people, so other targets stay escaped text.
                     if (end != std::string_view::npos &&
-                        line.substr(i + 1, mid - i - 1).find('[') == std::string_view::npos) {
+                        line.substr(i + 1, mid - i - 1).find('[') == std::string_view::npos &&
+                        linkable(line.substr(mid + 2, end - mid - 2))) {
                         converted += fmt::format("<{}|{}>", line.substr(mid + 2, end - mid - 2),
                                                  line.substr(i + 1, mid - i - 1));
                         i = end + 1;

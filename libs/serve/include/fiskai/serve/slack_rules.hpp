@@ -108,7 +108,8 @@ struct human_message {
 
 // ---- Text (§8.3, §8.5) ----
 [[nodiscard]] std::string escape(std::string_view s);
-// Escaped, then `**x**`→`*x*`, `# h`→`*h*`, `[t](u)`→`<u|t>`.
+// Escaped, then `**x**`→`*x*`, `# h`→`*h*`, `[t](u)`→`<u|t>` for http(s) and mailto
+// targets only (any other target stays text: `<@U…|t>` would be a mention).
 [[nodiscard]] std::string to_mrkdwn(std::string_view markdown);
 // Parts of at most `limit` bytes cut at paragraph, then line, then space, then UTF-8
 // boundaries; at most `max_parts`, the last followed by `[answer trimmed: <n> more characters]`.
