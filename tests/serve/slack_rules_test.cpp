@@ -1,5 +1,6 @@
 // The Slack channel's I/O-free rules (serve.md §8, Amendments 14 and 18).
 #include <fiskai/config/config.hpp>
+#include <fiskai/gocompat/utf8.hpp>
 #include <fiskai/runstate/state.hpp>
 #include <fiskai/serve/slack_channel.hpp>
 #include <fiskai/serve/slack_rules.hpp>
@@ -8,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace json = boost::json;
@@ -232,6 +234,43 @@ TEST_CASE("slack question blocks per kind, within Slack's limits", "[slack]") {
     REQUIRE(buttons.size() == 3);
     CHECK(buttons[1].at("text").at("text") == "Allow for this turn");
     CHECK(rules::decode_value(buttons[2].at("value").as_string())->call_id == "call-9");
+}
+
+TEST_CASE("slack question sections stay within 3000 characters once escaped, cut between entities", "[slack]") {
+    const auto runes = [](std::string_view s) {
+        return static_cast<std::size_t>(
+            std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    };
+    fiskai::toolkit::approval_request r{std::string(100, '<'), std::string(2000, '&'), std::string(200, '>'), "call-1"};
+    const auto a = rules::approval_message(r, "q1");
+    const std::string section(a.blocks.as_array()[0].at("text").at("text").as_string());
+    CHECK(runes(section) <= 3000);
+    // The command's code span holds whole entities only.
+    const auto open = section.find(":\n`") + 3;
+    const auto command = section.substr(open, section.find('`', open) - open);
+    REQUIRE(!command.empty());
+    CHECK(command.size() % 5 == 0);
+    CHECK(command.find_first_not_of("&amp;") == std::string::npos);
+    CHECK(command.substr(command.size() - 5) == "&amp;");
+
+    fiskai::toolkit::question amps{fiskai::toolkit::question::kind::confirm, std::string(2900, '&'), {}, "", "c1", "t"};
+    const std::string question(
+        rules::tool_question_message(amps, "q2").blocks.as_array()[0].at("text").at("text").as_string());
+    CHECK(runes(question) <= 3000);
+    CHECK(question.substr(question.size() - 5) == "&amp;");
+
+    // Runes of several bytes are never split, and count once.
+    std::string mixed;
+    for (int i = 0; i < 1500; ++i) mixed += "\xc3\xa9<";
+    fiskai::toolkit::question accents{fiskai::toolkit::question::kind::confirm, mixed, {}, "", "c1", "t"};
+    const std::string accented(
+        rules::tool_question_message(accents, "q3").blocks.as_array()[0].at("text").at("text").as_string());
+    CHECK(runes(accented) <= 2900);
+    CHECK(runes(accented) >= 2895);
+    CHECK(fiskai::gocompat::is_valid_utf8(accented));
+    CHECK(rules::escape_capped("a&b", 5) == "a");
+    CHECK(rules::escape_capped("a&b", 6) == "a&amp;");
+    CHECK(rules::escape_capped("\xc3\xa9x", 1) == "\xc3\xa9");
 }
 
 TEST_CASE("slack clicks: thread from container then message, foreign controls ignored", "[slack]") {

@@ -217,6 +217,25 @@ std::string escape(std::string_view s) {
     return out;
 }
 
+std::string escape_capped(std::string_view s, std::size_t max_runes) {
+    std::string out;
+    std::size_t runes = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        const std::string_view entity = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : "";
+        const bool starts_rune = (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        // A rune's continuation bytes follow it; an entity goes in whole or not at all.
+        const std::size_t grows = !entity.empty() ? entity.size() : starts_rune ? 1 : 0;
+        if (runes + grows > max_runes) break;
+        runes += grows;
+        if (!entity.empty())
+            out += entity;
+        else
+            out += c;
+    }
+    return out;
+}
+
 std::string to_mrkdwn(std::string_view markdown) {
     const auto escaped = escape(markdown);
     std::string out;
@@ -318,12 +337,13 @@ std::optional<action_value> decode_value(std::string_view text) {
 }
 
 question_message approval_message(const toolkit::approval_request& r, std::string_view question_id) {
-    // The command is capped so the section stays under Slack's 3000 characters.
+    // Each part is capped as escaped text (an `&` shows as five characters), so the section
+    // stays under Slack's 3000 characters: 100 + 2000 + 200 and the frame.
     auto command = a2a_rules::sanitize(r.command_line, 2000);
     std::replace(command.begin(), command.end(), '`', '\'');
     const auto section =
-        fmt::format("*Approval needed* for `{}`:\n`{}`\n{}", escape(a2a_rules::sanitize(r.tool_name, 100)),
-                    escape(command), escape(a2a_rules::sanitize(r.trigger_tag, 200)));
+        fmt::format("*Approval needed* for `{}`:\n`{}`\n{}", escape_capped(a2a_rules::sanitize(r.tool_name, 100), 100),
+                    escape_capped(command, 2000), escape_capped(a2a_rules::sanitize(r.trigger_tag, 200), 200));
     json::array buttons;
     const std::pair<std::string_view, std::string_view> choices[] = {
         {"Allow once", "once"}, {"Allow for this turn", "run"}, {"Deny", "deny"}};
@@ -336,7 +356,7 @@ question_message approval_message(const toolkit::approval_request& r, std::strin
 }
 
 question_message tool_question_message(const toolkit::question& q, std::string_view question_id) {
-    const auto section = escape(a2a_rules::sanitize(q.text, 2900));
+    const auto section = escape_capped(a2a_rules::sanitize(q.text, 2900), 2900);
     json::array blocks{json::object{{"type", "section"}, {"text", mrkdwn(section)}}};
     const std::string id(question_id);
     json::array elements;

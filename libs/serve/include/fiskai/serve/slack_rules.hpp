@@ -108,6 +108,9 @@ struct human_message {
 
 // ---- Text (§8.3, §8.5) ----
 [[nodiscard]] std::string escape(std::string_view s);
+// Escaped and at most `max_runes` characters long, cut before an entity or a rune that
+// would not fit whole (Slack counts the escaped text against its limits).
+[[nodiscard]] std::string escape_capped(std::string_view s, std::size_t max_runes);
 // Escaped, then `**x**`→`*x*`, `# h`→`*h*`, `[t](u)`→`<u|t>` for http(s) and mailto
 // targets only (any other target stays text: `<@U…|t>` would be a mention).
 [[nodiscard]] std::string to_mrkdwn(std::string_view markdown);
