@@ -355,3 +355,31 @@ TEST_CASE(
     CHECK_FALSE(f.has_text(second, std::string(rules::text::working)));
     CHECK(f.guarded->ran == 1);
 }
+
+TEST_CASE("slack: a report cut short by the report timeout still frees its thread for the next turn", "[slack]") {
+    slack_fixture f({}, {"--resend-ms", "300"}, 2, 1s);
+    const auto ts = f.say("<@UBOT> LAGGY one");
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, std::string(rules::text::working)); }));
+    // The answer's post is refused three times, a second apart: done() outlives the 1 s
+    // report timeout and is cancelled in the middle of it.
+    f.control("/_fake/rate_limit", json::object{{"method", "chat.postMessage"}, {"count", 3}, {"retry_after", 1}});
+    REQUIRE(f.pump_until([&] { return f.logged("did not finish within 1s"); }, 10s));
+    // The thread is free again: its next message is a turn that runs.
+    f.say("and now?", json::object{{"type", "message"}, {"thread_ts", ts}});
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "laggy second"); }, 15s));
+}
+
+TEST_CASE("slack: a report cut short while the status edit is in flight, the edit lands after the turn is gone",
+          "[slack]") {
+    slack_fixture f({}, {"--resend-ms", "300"}, 2, 1s);
+    // The first status edit (Working) is refused three times, a second apart: done() waits for
+    // it, is cancelled at 1 s, and the turn is destroyed before the edit returns at ~3 s.
+    f.control("/_fake/rate_limit", json::object{{"method", "chat.update"}, {"count", 3}, {"retry_after", 1}});
+    const auto ts = f.say("<@UBOT> LAGGY two");
+    REQUIRE(f.pump_until([&] { return f.logged("did not finish within 1s"); }, 10s));
+    // The edit returns into state the writer owns (under ASan a use after free aborted here).
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, std::string(rules::text::working)); }, 10s));
+    f.pump_for(300ms);
+    f.say("and now?", json::object{{"type", "message"}, {"thread_ts", ts}});
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "laggy second"); }, 15s));
+}

@@ -98,6 +98,11 @@ inline std::string script() {
         conversation("slow", "SLOW",
                      json::array{json::object{{"faults", json::array{json::object{{"delay_ms", 1500}}}},
                                               {"reply", text_reply("slow answer")["reply"]}}}),
+        // A first answer 1.5 s late, then a prompt second one (the report-timeout tests).
+        conversation("laggy", "LAGGY",
+                     json::array{json::object{{"faults", json::array{json::object{{"delay_ms", 1500}}}},
+                                              {"reply", text_reply("laggy first")["reply"]}},
+                                 text_reply("laggy second")}),
         conversation("plain", "", json::array{text_reply("first **answer**"), text_reply("second answer")}),
     };
     return json::serialize(json::object{{"conversations", std::move(conversations)}});
@@ -116,10 +121,12 @@ struct slack_fixture {
     std::function<void(serve::slack_channel_options&)> adjust;
 
     std::size_t workers = 2;
+    std::chrono::nanoseconds report_timeout = 30s;
 
     explicit slack_fixture(std::function<void(serve::slack_channel_options&)> adjust_options = {},
-                           std::vector<std::string> fake_args = {"--resend-ms", "300"}, std::size_t server_workers = 2)
-        : adjust(std::move(adjust_options)), workers(server_workers) {
+                           std::vector<std::string> fake_args = {"--resend-ms", "300"}, std::size_t server_workers = 2,
+                           std::chrono::nanoseconds server_report_timeout = 30s)
+        : adjust(std::move(adjust_options)), workers(server_workers), report_timeout(server_report_timeout) {
         llm = test::start_scripted_fake_llm(FISKAI_FAKE_LLM, dir.path, script());
         slack = std::make_unique<test::fake_slack_process>(FISKAI_FAKE_SLACK, std::move(fake_args));
         config::config cfg;
@@ -158,6 +165,7 @@ struct slack_fixture {
         test::run_on(h->ioc, ch->start(), 20s);
         serve::server_options options;
         options.workers = workers;
+        options.report_timeout = report_timeout;
         options.log = [this](gocompat::log_level level, std::string_view message, gocompat::log_fields fields) {
             log_lines.push_back(gocompat::format_text_line(level, message, fields));
         };

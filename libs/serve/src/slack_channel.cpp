@@ -103,6 +103,16 @@ std::string new_question_id() {
 
 class slack_turn;
 
+// A turn's status line, shared with the coroutine writing it: that writer may still be in a
+// chat.update when the turn is destroyed (done() cancelled by the server's report timeout).
+struct status_line {
+    explicit status_line(const asio::any_io_executor& ex) : interval(ex) {}
+    asio::steady_timer interval;  // between two edits; cancelled to end the wait
+    std::string wanted, shown;
+    bool busy = false;    // a writer is running
+    bool closed = false;  // done() took over: the writer stops after its current edit
+};
+
 // One admitted turn, waiting for its thread and a slot.
 struct queued_turn {
     human_message msg;
@@ -654,6 +664,16 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         self->close_socket_if_done();
     }
 
+    // A turn handed out has reported (done() returned, failed or was cancelled): its thread
+    // may hand out its next turn, and the socket may close if it was the last.
+    void turn_reported(const queued_turn& t) {
+        running.erase(t.session_id);
+        forget(t);
+        --handed_out;
+        notify();
+        close_socket_if_done();
+    }
+
     // A turn that leaves (reported, or never started): its thread's load and held call.
     void forget(const queued_turn& t) {
         if (auto it = thread_load.find(t.session_id); it != thread_load.end() && --it->second == 0)
@@ -668,7 +688,7 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
 class slack_turn final : public work, public agent::event_sink, public toolkit::prompter {
 public:
     slack_turn(std::shared_ptr<slack_channel::impl> ch, std::shared_ptr<queued_turn> t)
-        : channel_(std::move(ch)), turn_(std::move(t)), status_timer_(channel_->executor) {
+        : channel_(std::move(ch)), turn_(std::move(t)), status_(std::make_shared<status_line>(channel_->executor)) {
         session_id = turn_->session_id;
         label = turn_->label;
         from.name = turn_->msg.user;
@@ -680,36 +700,17 @@ public:
         return run_hooks{this, nullptr};
     }
 
+    // The turn leaves the channel's books however post_outcome() ends: the server's report timeout
+    // cancels it, and the next co_await then throws.
     asio::awaitable<void> done(outcome o) override {
-        auto ch = channel_;
-        // The status writer finishes first so the final status is the last edit.
-        final_ = true;
-        status_timer_.cancel();
-        while (status_busy_) {
-            asio::steady_timer t(ch->executor, std::chrono::milliseconds(10));
-            boost::system::error_code ec;
-            co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        std::exception_ptr failed;
+        try {
+            co_await post_outcome(std::move(o));
+        } catch (...) {
+            failed = std::current_exception();
         }
-        if (!o.text.empty()) {
-            for (auto& part : rules::split_answer(rules::to_mrkdwn(o.text))) {
-                json::object args{{"channel", turn_->msg.channel}, {"thread_ts", turn_->msg.thread_ts}, {"text", part}};
-                auto r = co_await ch->call("chat.postMessage", std::move(args));
-                if (!r) ch->options.log.warn("slack: could not post the answer", {{"error", r.error()}});
-            }
-        }
-        if (!turn_->status_ts.empty()) {
-            // A gate that gave up on its question suspends the run: the question is still answerable.
-            auto status =
-                gave_up_ && o.reason == "suspended" ? std::string(rules::text::waiting) : rules::status_for(o);
-            json::object args{{"channel", turn_->msg.channel}, {"ts", turn_->status_ts}, {"text", std::move(status)}};
-            auto r = co_await ch->call("chat.update", std::move(args));
-            if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
-        }
-        ch->running.erase(turn_->session_id);
-        ch->forget(*turn_);
-        --ch->handed_out;
-        ch->notify();
-        ch->close_socket_if_done();
+        channel_->turn_reported(*turn_);
+        if (failed) std::rethrow_exception(failed);
     }
 
     // ---- event_sink (§8.3) ----
@@ -772,6 +773,34 @@ public:
     }
 
 private:
+    // The answer and the final status.
+    asio::awaitable<void> post_outcome(outcome o) {
+        auto ch = channel_;
+        // The status writer finishes first so the final status is the last edit.
+        status_->closed = true;
+        status_->interval.cancel();
+        while (status_->busy) {
+            asio::steady_timer t(ch->executor, std::chrono::milliseconds(10));
+            boost::system::error_code ec;
+            co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (!o.text.empty()) {
+            for (auto& part : rules::split_answer(rules::to_mrkdwn(o.text))) {
+                json::object args{{"channel", turn_->msg.channel}, {"thread_ts", turn_->msg.thread_ts}, {"text", part}};
+                auto r = co_await ch->call("chat.postMessage", std::move(args));
+                if (!r) ch->options.log.warn("slack: could not post the answer", {{"error", r.error()}});
+            }
+        }
+        if (!turn_->status_ts.empty()) {
+            // A gate that gave up on its question suspends the run: the question is still answerable.
+            auto status =
+                gave_up_ && o.reason == "suspended" ? std::string(rules::text::waiting) : rules::status_for(o);
+            json::object args{{"channel", turn_->msg.channel}, {"ts", turn_->status_ts}, {"text", std::move(status)}};
+            auto r = co_await ch->call("chat.update", std::move(args));
+            if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
+        }
+    }
+
     asio::awaitable<toolkit::reply_status> ask_and_wait(std::string id, rules::question_message m,
                                                         std::shared_ptr<open_question> q) {
         auto ch = channel_;
@@ -832,32 +861,32 @@ private:
 
     // Latest wins, at most one chat.update per status_interval (§8.3).
     void set_status(std::string text) {
-        if (final_ || turn_->status_ts.empty()) return;
-        wanted_ = std::move(text);
-        if (status_busy_) return;
-        status_busy_ = true;
-        asio::co_spawn(channel_->executor, status_writer(channel_, turn_, this), asio::detached);
+        if (status_->closed || turn_->status_ts.empty()) return;
+        status_->wanted = std::move(text);
+        if (status_->busy) return;
+        status_->busy = true;
+        asio::co_spawn(channel_->executor, status_writer(channel_, turn_, status_), asio::detached);
     }
 
+    // Owns what it touches: the turn may be gone when an edit returns.
     static asio::awaitable<void> status_writer(std::shared_ptr<slack_channel::impl> ch, std::shared_ptr<queued_turn> t,
-                                               slack_turn* self) {
-        while (!self->final_ && self->wanted_ != self->shown_) {
-            auto text = self->wanted_;
+                                               std::shared_ptr<status_line> line) {
+        while (!line->closed && line->wanted != line->shown) {
+            auto text = line->wanted;
             json::object args{{"channel", t->msg.channel}, {"ts", t->status_ts}, {"text", text}};
             auto r = co_await ch->call("chat.update", std::move(args));
             if (!r) ch->options.log.warn("slack: could not edit the status", {{"error", r.error()}});
-            self->shown_ = text;
-            if (self->final_) break;
-            co_await wait_on(self->status_timer_, steady_clock::now() + to_steady(ch->options.status_interval));
+            line->shown = text;
+            if (line->closed) break;
+            co_await wait_on(line->interval, steady_clock::now() + to_steady(ch->options.status_interval));
         }
-        self->status_busy_ = false;
+        line->busy = false;
     }
 
     std::shared_ptr<slack_channel::impl> channel_;
     std::shared_ptr<queued_turn> turn_;
-    asio::steady_timer status_timer_;
-    std::string wanted_, shown_;
-    bool status_busy_ = false, final_ = false, gave_up_ = false;
+    std::shared_ptr<status_line> status_;
+    bool gave_up_ = false;
 };
 
 asio::awaitable<std::unique_ptr<work>> slack_channel::impl::next() {
