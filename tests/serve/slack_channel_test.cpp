@@ -280,3 +280,26 @@ TEST_CASE("slack: a confirm given up and clicked late resumes the conversation w
     REQUIRE(f.pump_until([&] { return f.count_text(std::string(rules::text::queued)) == 2; }));
     REQUIRE(f.pump_until([&] { return f.has_text(ts, "Yes — answered by <@U1>"); }));
 }
+
+TEST_CASE("slack: a second click on an answered question says already decided and makes no turn", "[slack]") {
+    slack_fixture f([](serve::slack_channel_options& o) { o.question_timeout = 20s; });
+    const auto ts = f.say("<@UBOT> CONFIRM once");
+    std::optional<json::object> q;
+    REQUIRE(f.pump_until([&] { return (q = f.question_in(ts)).has_value(); }));
+    f.click(q->at("ts").as_string(), 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, std::string(rules::text::done)); }));
+    CHECK(f.has_text(ts, "Yes — answered by <@U1>"));
+    const auto model_calls = [&] {
+        const auto log = f.llm_requests();
+        return std::count(log.begin(), log.end(), '\n');
+    };
+    CHECK(model_calls() == 2);
+    // "No" from a client still showing the buttons.
+    f.control("/_fake/click",
+              json::object{{"message_ts", q->at("ts")}, {"action_index", 1}, {"user", "U1"}, {"stale", true}});
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, "already decided — answered by <@U1>"); }));
+    f.pump_for(500ms);
+    CHECK(f.count_text(std::string(rules::text::queued)) == 1);
+    CHECK(model_calls() == 2);
+    CHECK(f.llm_requests().find("The operator answered your earlier question") == std::string::npos);
+}

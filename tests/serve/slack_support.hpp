@@ -265,6 +265,16 @@ struct slack_fixture {
                        json::object{{"message_ts", message_ts}, {"action_index", index}, {"user", std::move(user)}});
     }
 
+    // The fake LLM's request log: one JSON line per request.
+    std::string llm_requests() {
+        net::http_request req;
+        req.method = "GET";
+        req.url = fmt::format("http://127.0.0.1:{}/_fake/requests", llm->port());
+        auto res = test::run_on(h->ioc, h->client.send(std::move(req), std::chrono::steady_clock::now() + 5s), 10s);
+        if (!res) throw std::runtime_error(res.error().message);
+        return res->body;
+    }
+
     [[nodiscard]] bool logged(std::string_view text) const {
         return std::any_of(log_lines.begin(), log_lines.end(),
                            [&](const std::string& l) { return l.find(text) != std::string::npos; });

@@ -155,6 +155,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     std::map<std::string, std::size_t> thread_load;  // session → turns admitted or running here
     std::set<std::string> running;                   // sessions with a turn handed out
     std::size_t handed_out = 0;                      // works handed out, not yet reported
+    // Questions asked here, open, given up or answered: an answered one is kept so a second
+    // click on it is told "already decided" instead of becoming a turn.
     std::map<std::string, std::shared_ptr<open_question>> questions;
     // (session, call id) of approvals answered late whose resume turn is admitted or running:
     // until that turn reports, the journal still shows the call pending, yet it is decided.
@@ -854,7 +856,7 @@ private:
             }
         }
         q->waiter = nullptr;
-        if (result == toolkit::reply_status::answered || q->kind == "input") ch->questions.erase(id);
+        if (q->kind == "input") ch->questions.erase(id);
         set_status(std::string(rules::text::working));
         co_return result;
     }
