@@ -303,3 +303,39 @@ TEST_CASE("slack: a second click on an answered question says already decided an
     CHECK(model_calls() == 2);
     CHECK(f.llm_requests().find("The operator answered your earlier question") == std::string::npos);
 }
+
+TEST_CASE("slack: closed questions are remembered up to a bound, a click on a forgotten one is a late click",
+          "[slack]") {
+    slack_fixture f([](serve::slack_channel_options& o) { o.closed_questions_kept = 2; });  // a 600 ms window
+    std::vector<std::string> threads;
+    std::vector<std::string> questions;
+    for (int i = 0; i < 3; ++i) {
+        const auto ts = f.say(fmt::format("<@UBOT> CONFIRM number {}", i));
+        std::optional<json::object> q;
+        REQUIRE(f.pump_until([&] { return (q = f.question_in(ts)).has_value(); }));
+        // Given up: the message says it can still be answered.
+        REQUIRE(f.pump_until([&] {
+            auto latest = f.question_in(ts);
+            return latest && latest->at("blocks").as_array().size() == 3;
+        }));
+        threads.push_back(ts);
+        questions.emplace_back(q->at("ts").as_string());
+    }
+    CHECK(f.ch->open_questions() == 0);
+    CHECK(f.ch->known_questions() == 2);
+    // The first was forgotten: its click is handled as after a restart, a resume turn.
+    f.click(questions[0], 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(threads[0], "Yes — answered by <@U1>"); }));
+    REQUIRE(f.pump_until([&] {
+        std::size_t queued = 0;
+        for (const auto& m : f.thread_messages(threads[0]))
+            if (m.at("op") == "post" && m.at("text").as_string() == rules::text::queued) ++queued;
+        return queued == 2;
+    }));
+    // The third is remembered: a first late click resumes, a second one is already decided.
+    f.click(questions[2], 0);
+    REQUIRE(f.pump_until([&] { return f.has_text(threads[2], "Yes — answered by <@U1>"); }));
+    f.control("/_fake/click",
+              json::object{{"message_ts", questions[2]}, {"action_index", 1}, {"user", "U1"}, {"stale", true}});
+    REQUIRE(f.pump_until([&] { return f.has_text(threads[2], "already decided — answered by <@U1>"); }));
+}

@@ -155,9 +155,10 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     std::map<std::string, std::size_t> thread_load;  // session → turns admitted or running here
     std::set<std::string> running;                   // sessions with a turn handed out
     std::size_t handed_out = 0;                      // works handed out, not yet reported
-    // Questions asked here, open, given up or answered: an answered one is kept so a second
-    // click on it is told "already decided" instead of becoming a turn.
+    // Questions asked here, open or closed. A closed one is kept (closed_questions, oldest
+    // first) so a second click on it is told "already decided" instead of becoming a turn.
     std::map<std::string, std::shared_ptr<open_question>> questions;
+    std::deque<std::pair<steady_clock::time_point, std::string>> closed_questions;
     // (session, call id) of approvals answered late whose resume turn is admitted or running:
     // until that turn reports, the journal still shows the call pending, yet it is decided.
     std::set<std::pair<std::string, std::string>> held_calls;
@@ -666,6 +667,27 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
         self->close_socket_if_done();
     }
 
+    // The asking call has returned: an input question is forgotten (nothing to click), any
+    // other is kept for later clicks, within closed_questions_kept and closed_question_ttl.
+    void question_closed(const open_question& q) {
+        if (q.kind == "input") {
+            questions.erase(q.id);
+            return;
+        }
+        closed_questions.emplace_back(steady_clock::now(), q.id);
+        prune_questions();
+    }
+
+    // A click on a pruned question is handled as one after a restart (§8.4): a late click.
+    void prune_questions() {
+        const auto now = steady_clock::now();
+        while (!closed_questions.empty() && (closed_questions.size() > options.closed_questions_kept ||
+                                             now - closed_questions.front().first >= options.closed_question_ttl)) {
+            questions.erase(closed_questions.front().second);
+            closed_questions.pop_front();
+        }
+    }
+
     // A turn handed out has reported (done() returned, failed or was cancelled): its thread
     // may hand out its next turn, and the socket may close if it was the last.
     void turn_reported(const queued_turn& t) {
@@ -821,6 +843,7 @@ private:
             co_return toolkit::reply_status::unavailable;
         }
         q->message_ts = std::string(posted->at("ts").as_string());
+        ch->prune_questions();
         ch->questions[id] = q;
         set_status(std::string(rules::text::waiting));
         asio::steady_timer waiter(ch->executor);
@@ -851,12 +874,13 @@ private:
                     a2a_rules::question_slot::effect::given_up) {
                     ch->edit(q->channel, q->message_ts, q->question_text, rules::given_up_blocks(q->blocks));
                     q->waiter = nullptr;
+                    ch->question_closed(*q);
                     co_return toolkit::reply_status::cancelled;
                 }
             }
         }
         q->waiter = nullptr;
-        if (q->kind == "input") ch->questions.erase(id);
+        ch->question_closed(*q);
         set_status(std::string(rules::text::working));
         co_return result;
     }
@@ -974,6 +998,7 @@ std::size_t slack_channel::open_questions() const noexcept {
         return kv.second->slot.current() == a2a_rules::question_slot::state::open;
     }));
 }
+std::size_t slack_channel::known_questions() const noexcept { return impl_->questions.size(); }
 std::size_t slack_channel::connections() const noexcept { return impl_->connections; }
 bool slack_channel::socket_open() const noexcept { return impl_->socket && impl_->socket->is_open(); }
 

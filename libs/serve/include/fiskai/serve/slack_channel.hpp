@@ -68,6 +68,11 @@ struct slack_channel_options {
     std::chrono::nanoseconds reconnect_backoff = std::chrono::seconds(1);
     std::chrono::nanoseconds reconnect_backoff_max = std::chrono::seconds(30);
     std::chrono::nanoseconds call_timeout = std::chrono::seconds(30);
+    // Answered and given-up questions remembered for later clicks (a second click is told
+    // "already decided"): the newest this many, each this long. Older ones are forgotten,
+    // and a click on one is handled as after a restart.
+    std::size_t closed_questions_kept = 1024;
+    std::chrono::nanoseconds closed_question_ttl = std::chrono::hours(24);
 };
 
 // The options from expose.agent.slack: tokens from the environment variables it names, the
@@ -99,7 +104,8 @@ public:
     // For tests.
     [[nodiscard]] std::size_t admitted() const noexcept;
     [[nodiscard]] std::size_t open_questions() const noexcept;
-    [[nodiscard]] std::size_t connections() const noexcept;  // sockets opened so far
+    [[nodiscard]] std::size_t known_questions() const noexcept;  // open, and closed still remembered
+    [[nodiscard]] std::size_t connections() const noexcept;      // sockets opened so far
     [[nodiscard]] bool socket_open() const noexcept;
 
     struct impl;
