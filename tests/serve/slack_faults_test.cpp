@@ -383,3 +383,21 @@ TEST_CASE("slack: a report cut short while the status edit is in flight, the edi
     f.say("and now?", json::object{{"type", "message"}, {"thread_ts", ts}});
     REQUIRE(f.pump_until([&] { return f.has_text(ts, "laggy second"); }, 15s));
 }
+
+TEST_CASE("slack: link_disabled while the only slot is busy drains the server at once, not when the run ends",
+          "[slack]") {
+    slack_fixture f({}, {"--resend-ms", "300"}, 1);
+    const auto ts = f.say("<@UBOT> LINGER a while");
+    REQUIRE(f.pump_until([&] { return f.has_text(ts, std::string(rules::text::working)); }));
+    f.control("/_fake/disconnect", json::object{{"reason", "link_disabled"}});
+    // The run holds the slot for 6 s; the fault reaches the server well before that.
+    REQUIRE(f.pump_until(
+        [&] { return f.logged("channel \"slack\" failed: slack: Socket Mode disconnected: link_disabled"); }, 3s));
+    CHECK_FALSE(f.has_text(ts, "lingered"));
+    CHECK_FALSE(f.run_finished());
+    // The running turn still ends and is answered; then run() throws the fault.
+    REQUIRE(f.pump_until([&] { return f.run_finished(); }, 20s));
+    CHECK_THROWS_WITH(f.finished.get(), Catch::Contains("link_disabled"));
+    CHECK(f.has_text(ts, "lingered"));
+    f.server.reset();
+}

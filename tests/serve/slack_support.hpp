@@ -103,6 +103,10 @@ inline std::string script() {
                      json::array{json::object{{"faults", json::array{json::object{{"delay_ms", 1500}}}},
                                               {"reply", text_reply("laggy first")["reply"]}},
                                  text_reply("laggy second")}),
+        // A run that holds its slot for 6 s.
+        conversation("linger", "LINGER",
+                     json::array{json::object{{"faults", json::array{json::object{{"delay_ms", 6000}}}},
+                                              {"reply", text_reply("lingered")["reply"]}}}),
         conversation("plain", "", json::array{text_reply("first **answer**"), text_reply("second answer")}),
     };
     return json::serialize(json::object{{"conversations", std::move(conversations)}});

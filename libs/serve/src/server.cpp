@@ -144,6 +144,8 @@ struct server::impl : std::enable_shared_from_this<impl> {
     }
 
     void fail(std::string text) {
+        // A fault_watch channel's fault may also come out of its next().
+        if (first_fault && *first_fault == text) return;
         options.log.error(text);
         if (!first_fault) first_fault = std::move(text);
         drain();
@@ -392,6 +394,17 @@ struct server::impl : std::enable_shared_from_this<impl> {
         // A server drained before it ran starts no service: each would only be stopped.
         const bool start_services = !drained;
         active = channels.size() + (start_services ? services.size() : 0);
+        for (auto& entry : channels) {
+            if (auto* watched = dynamic_cast<fault_watch*>(entry.ch.get())) {
+                ++active;
+                const std::string name(entry.ch->name());
+                // The handler holds the channel: the coroutine runs on its object.
+                asio::co_spawn(executor, watched->ended(), [self, ch = entry.ch, name](const std::exception_ptr& e) {
+                    if (e) self->fail(fmt::format("channel \"{}\" failed: {}", name, what_of(e)));
+                    self->finished_one();
+                });
+            }
+        }
         if (start_services) {
             for (auto& svc : services) {
                 asio::co_spawn(executor, svc->run(), [self, svc](const std::exception_ptr& e) {

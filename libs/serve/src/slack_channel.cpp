@@ -165,7 +165,8 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
     std::size_t intake_inflight = 0, posts_inflight = 0;
     std::map<std::string, std::deque<std::pair<std::string, json::object>>> lanes;  // post_detached, per target
     bool released = false, ended = false;
-    asio::steady_timer wake;  // next() waits here
+    asio::steady_timer wake;          // next() waits here
+    asio::steady_timer ended_signal;  // ended() waits here: one waiter per timer
     // The watchdog's ping interval and the reconnect backoff: cancelled when the socket is
     // done, so nothing keeps the io_context running for up to 30 s after the channel closed.
     asio::steady_timer ping_timer, backoff_timer;
@@ -176,10 +177,14 @@ struct slack_channel::impl : std::enable_shared_from_this<slack_channel::impl> {
           options(std::move(o)),
           http(ex),
           wake(ex, steady_clock::time_point::max()),
+          ended_signal(ex, steady_clock::time_point::max()),
           ping_timer(ex),
           backoff_timer(ex) {}
 
-    void notify() { wake.cancel(); }
+    void notify() {
+        wake.cancel();
+        ended_signal.cancel();
+    }
 
     // ---- Web API (§8.1, Amendment 18) ----
     asio::awaitable<boost::system::result<json::object, std::string>> call(std::string method, json::object args) {
@@ -978,6 +983,12 @@ slack_channel::~slack_channel() { impl_->finish_socket(); }
 asio::awaitable<void> slack_channel::start() { co_await impl_->start(); }
 
 asio::awaitable<std::unique_ptr<work>> slack_channel::next() { co_return co_await impl_->next(); }
+
+asio::awaitable<void> slack_channel::ended() {
+    auto self = impl_;
+    while (!self->fault && !self->ended) co_await wait_on(self->ended_signal, steady_clock::time_point::max());
+    if (self->fault) std::rethrow_exception(self->fault);
+}
 
 void slack_channel::release() {
     if (impl_->released) return;

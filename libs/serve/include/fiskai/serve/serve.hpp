@@ -110,6 +110,16 @@ public:
     virtual void release() = 0;
 };
 
+// A channel that can fail while the server is not in its next(): with every slot busy the
+// puller calls next() no more (Amendment 3), so the server also awaits ended() from the
+// start. It returns once the channel has ended after release(), and throws the channel's
+// fault as soon as there is one (a channel fault, as if next() had thrown it).
+class fault_watch {
+public:
+    virtual ~fault_watch() = default;
+    virtual boost::asio::awaitable<void> ended() = 0;
+};
+
 // Something the server runs beside the channels (the a2a tool server, the MCP-client
 // watcher). run() returns after stop(); throwing from run() is a fault.
 class service {

@@ -81,7 +81,7 @@ struct slack_channel_options {
 [[nodiscard]] boost::system::result<slack_channel_options, std::string> slack_channel_options_from(
     const config::slack_settings& settings, std::string identity, gocompat::logger log);
 
-class slack_channel final : public channel, public releasable {
+class slack_channel final : public channel, public releasable, public fault_watch {
 public:
     // `sessions` decides follow-ups and resume turns (exists()); null: no session exists.
     slack_channel(boost::asio::any_io_executor executor, std::shared_ptr<runstate::store> sessions,
@@ -98,6 +98,8 @@ public:
     // §8.7: refuse new events (posted), edit queued turns "Not started", wait for posting,
     // then next() ends; the socket closes last, once every work handed out has reported.
     void release() override;
+    // A fault reaches the server here even while every slot is busy and next() is not called.
+    boost::asio::awaitable<void> ended() override;
 
     // The banner line: `slack: Socket Mode as <@U…> on team <T>, <n> channels|any channel`.
     [[nodiscard]] std::string description() const;
