@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <optional>
 
 namespace asio = boost::asio;
@@ -315,4 +316,63 @@ TEST_CASE("flush runs off the io thread and reports a closed connection", "[jets
     auto publish = await(f.js.publish("fisk.sessions.x", "x"));
     REQUIRE(!publish.has_value());
     CHECK(publish.error().code == js::errc::connection_closed);
+}
+
+TEST_CASE("a publish pending when the connection closes completes with an error instead of hanging",
+          "[jetstream][nats]") {
+    js_fixture f;
+    f.add_stream(sessions_spec());
+    f.broker.stop();
+    REQUIRE(fiskai::test::wait_until([&] { return !f.connection->is_connected(); }, 20s));
+    natsConnection* nc = f.connection->native_handle();
+    // Messages published on the connection (counted while it is away too: they are kept for
+    // the reconnect).
+    auto published_count = [nc] {
+        natsStatistics* stats = nullptr;
+        std::uint64_t in_msgs = 0, in_bytes = 0, out_msgs = 0, out_bytes = 0, reconnects = 0;
+        if (natsStatistics_Create(&stats) == NATS_OK && natsConnection_GetStats(nc, stats) == NATS_OK)
+            natsStatistics_GetCounts(stats, &in_msgs, &in_bytes, &out_msgs, &out_bytes, &reconnects);
+        natsStatistics_Destroy(stats);
+        return out_msgs;
+    };
+    const auto published_before = published_count();
+
+    auto body = [&]() -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto outcome = std::make_shared<std::optional<js::result<js::publish_ack>>>();
+        js::publish_options po;
+        po.timeout = 1s;
+        js::headers no_headers;
+        asio::co_spawn(ex, f.js.publish("fisk.sessions.r.1", "x", std::move(no_headers), std::move(po)),
+                       [outcome](std::exception_ptr, js::result<js::publish_ack> r) { *outcome = std::move(r); });
+        // Handed to nats.c (kept for a reconnect), then the connection closes before nats.c's
+        // own timeout: nats.c never answers this publish.
+        REQUIRE(co_await fiskai::test::eventually([&] { return published_count() > published_before; }));
+        f.connection->close();
+        REQUIRE(co_await fiskai::test::eventually([&] { return outcome->has_value(); }, 5s));
+        const auto& published = **outcome;
+        REQUIRE(!published.has_value());
+        CHECK(published.error().code == js::errc::timed_out);
+        CHECK(published.error().message.find("the NATS connection may have closed") != std::string::npos);
+    };
+    const auto started = std::chrono::steady_clock::now();
+    fiskai::test::run_awaitable(body(), 10s);
+    // Nothing was left on the io_context once the publish had answered: run() returned then.
+    CHECK(std::chrono::steady_clock::now() - started < 8s);
+}
+
+TEST_CASE("a publish nobody acknowledges still times out through nats.c at its own timeout", "[jetstream][nats]") {
+    js_fixture f;
+    // A plain subscriber that never replies: the publish reaches it, and no ack comes.
+    natsSubscription* silent = nullptr;
+    REQUIRE(natsConnection_SubscribeSync(&silent, f.connection->native_handle(), "silent.>") == NATS_OK);
+    js::publish_options po;
+    po.timeout = 500ms;
+    js::headers no_headers;
+    auto got = await(f.js.publish("silent.x", "x", std::move(no_headers), std::move(po)));
+    fiskai::conns::retire_subscription(silent);
+    REQUIRE(!got.has_value());
+    CHECK(got.error().code == js::errc::timed_out);
+    // nats.c's verdict, not the deadline's for an unanswered publish.
+    CHECK(got.error().message.find("may have closed") == std::string::npos);
 }

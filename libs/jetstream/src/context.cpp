@@ -7,8 +7,15 @@
 
 #include <fmt/format.h>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include <array>
+#include <cstdint>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace fiskai::jetstream {
 
@@ -256,17 +263,63 @@ asio::awaitable<result<jetstream::stream_info>> context::get_stream_info(std::st
 
 namespace {
 
+using publish_callback = std::function<void(result<publish_ack>)>;
+
+// The publishes nats.c has not answered yet, by the message it holds for each: it owns that
+// message until it hands it back to on_async_ack (or jsCtx_Destroy frees it), so no two
+// entries share an address. The id tells a publish from a later one whose message got the
+// address of an earlier one's: a deadline or an awaiter takes out only its own entry.
+// Process-wide rather than per context: a verdict nats.c delivers after the deadline
+// answered the publish (its context may be gone by then) finds nothing here, so
+// on_async_ack never needs a context. Never destroyed: a nats.c thread may call in at exit.
+struct publish_table {
+    std::mutex mu;
+    std::uint64_t last_id = 0;
+    struct entry {
+        std::uint64_t id = 0;
+        publish_callback done;  // holds the context
+    };
+    std::unordered_map<natsMsg*, entry> by_message;
+};
+
+publish_table& publishes() {
+    static auto* table = new publish_table;
+    return *table;
+}
+
+std::uint64_t register_publish(natsMsg* msg, publish_callback done) {
+    auto& t = publishes();
+    std::lock_guard lock(t.mu);
+    const auto id = ++t.last_id;
+    t.by_message.insert_or_assign(msg, publish_table::entry{id, std::move(done)});
+    return id;
+}
+
+// The entry of the publish nats.c answered with `msg`, if it is still there.
+publish_callback take_publish(natsMsg* msg) {
+    auto& t = publishes();
+    std::lock_guard lock(t.mu);
+    auto it = t.by_message.find(msg);
+    if (it == t.by_message.end()) return {};
+    auto done = std::move(it->second.done);
+    t.by_message.erase(it);
+    return done;
+}
+
+// The entry of publish `id`, registered under `msg`, if it is still there.
+publish_callback take_publish(natsMsg* msg, std::uint64_t id) {
+    auto& t = publishes();
+    std::lock_guard lock(t.mu);
+    auto it = t.by_message.find(msg);
+    if (it == t.by_message.end() || it->second.id != id) return {};
+    auto done = std::move(it->second.done);
+    t.by_message.erase(it);
+    return done;
+}
+
 // nats.c's acknowledgement handler for the asynchronous publishes (its own thread).
-void on_async_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
-    auto* st = static_cast<context::impl*>(closure);
-    std::function<void(result<publish_ack>)> done;
-    {
-        std::lock_guard lock(st->pending_mu);
-        if (auto it = st->pending.find(msg); it != st->pending.end()) {
-            done = std::move(it->second);
-            st->pending.erase(it);
-        }
-    }
+void on_async_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void*) {
+    publish_callback done = take_publish(msg);
     result<publish_ack> out = publish_ack{};
     if (pa) {
         publish_ack ack;
@@ -284,12 +337,23 @@ void on_async_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* cl
     if (done) done(std::move(out));
 }
 
+// How long after its timeout a publish nats.c has not answered is answered by us. nats.c
+// delivers the ack and its own MaxWait timeout through the context's reply subscription,
+// which stops delivering once the connection has closed: without this deadline such a
+// publish would never complete.
+constexpr milliseconds publish_grace{1000};
+
+// Which entry of the publish table an awaiting publish() registered (none until it has).
+struct publish_ticket {
+    natsMsg* msg = nullptr;
+    std::uint64_t id = 0;
+};
+
 }  // namespace
 
 void context::start_async_publishing() {
     jsOptions o = detail::api_options(impl_->default_timeout);
     o.PublishAsync.AckHandler = on_async_ack;
-    o.PublishAsync.AckHandlerClosure = impl_.get();
     if (const natsStatus s = natsConnection_JetStream(&impl_->async_js, impl_->nc, &o); s != NATS_OK) {
         throw std::runtime_error(fmt::format("jetstream: {}", conns::nats_status_text(s)));
     }
@@ -297,8 +361,26 @@ void context::start_async_publishing() {
 
 asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::string data, headers hdrs,
                                                       publish_options options) {
+    const milliseconds timeout = impl_->effective(options.timeout);
+    auto ticket = std::make_shared<publish_ticket>();
+    auto deadline = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+    // However the await ends (answered, past the deadline, cancelled), the entry leaves the
+    // table and the deadline stops. A cancelled awaiter's entry is answered too (the result
+    // is dropped), which releases the work await_callback holds on the executor.
+    struct forget_on_exit {
+        std::shared_ptr<publish_ticket> ticket;
+        std::shared_ptr<asio::steady_timer> deadline;
+        ~forget_on_exit() {
+            deadline->cancel();
+            if (!ticket->msg) return;
+            if (auto ours = take_publish(ticket->msg, ticket->id))
+                ours(error{errc::cancelled, 0, "the publish's awaiter was cancelled"});
+        }
+    } forget{ticket, deadline};
+
     auto start = [st = impl_, subject = std::move(subject), data = std::move(data), hdrs = std::move(hdrs),
-                  options = std::move(options)](std::function<void(result<publish_ack>)> done) {
+                  options = std::move(options), timeout, ticket,
+                  deadline](std::function<void(result<publish_ack>)> done) {
         natsMsg* msg = nullptr;
         natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
         for (const auto& [k, v] : hdrs) {
@@ -313,7 +395,7 @@ asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::
         jsPubOptions po;
         jsPubOptions_Init(&po);
         // nats.c times an asynchronous publish out through the same handler.
-        po.MaxWait = st->effective(options.timeout).count();
+        po.MaxWait = timeout.count();
         if (!options.msg_id.empty()) po.MsgId = options.msg_id.c_str();
         if (!options.expect_stream.empty()) po.ExpectStream = options.expect_stream.c_str();
         if (options.expect_last_sequence) po.ExpectLastSeq = *options.expect_last_sequence;
@@ -326,22 +408,29 @@ asio::awaitable<result<publish_ack>> context::publish(std::string subject, std::
         }
         // Registered before the publish: the ack may come before js_PublishMsgAsync returns.
         // The entry keeps the context alive until it has answered.
-        {
-            std::lock_guard lock(st->pending_mu);
-            st->pending.emplace(msg, [st, done](result<publish_ack> r) { done(std::move(r)); });
-        }
+        ticket->msg = msg;
+        ticket->id = register_publish(msg, [st, done](result<publish_ack> r) { done(std::move(r)); });
         natsMsg* handed = msg;
         s = js_PublishMsgAsync(st->async_js, &handed, &po);
         if (s != NATS_OK && handed) {
             // Still ours: nats.c did not take it, and no ack will come.
             auto e = detail::make_error(s);
-            {
-                std::lock_guard lock(st->pending_mu);
-                st->pending.erase(msg);
-            }
+            auto ours = take_publish(msg, ticket->id);
+            ticket->msg = nullptr;
             natsMsg_Destroy(msg);
-            done(std::move(e));
+            if (ours) ours(std::move(e));
+            return;
         }
+        deadline->expires_after(timeout + publish_grace);
+        deadline->async_wait([ticket, timeout](const boost::system::error_code& ec) {
+            if (ec) return;
+            if (auto ours = take_publish(ticket->msg, ticket->id)) {
+                ours(error{errc::timed_out, 0,
+                           fmt::format("no acknowledgement, error or timeout within {} ms of the publish's {} ms "
+                                       "timeout: the NATS connection may have closed",
+                                       publish_grace.count(), timeout.count())});
+            }
+        });
     };
     co_return co_await await_callback<result<publish_ack>>(std::move(start));
 }

@@ -47,8 +47,6 @@ struct context::impl {
     // thread and is posted to the awaiter, so a publish costs no pool thread and no extra
     // hop (the journal's append latency is one publish round trip).
     jsCtx* async_js = nullptr;
-    std::mutex pending_mu;
-    std::unordered_map<natsMsg*, std::function<void(result<publish_ack>)>> pending;  // by the published message
     boost::asio::any_io_executor blocking;
     milliseconds default_timeout{15000};
 

@@ -297,7 +297,8 @@ public:
                                                                            std::string subjects_filter = {},
                                                                            milliseconds timeout = milliseconds(0));
     // An asynchronous JetStream publish (no pool thread): resumes when the ack, an API
-    // error or the timeout comes.
+    // error or the timeout comes. nats.c answers nothing once the connection has closed: a
+    // publish still unanswered a second after its timeout resumes with errc::timed_out.
     boost::asio::awaitable<result<publish_ack>> publish(std::string subject, std::string data,
                                                         jetstream::headers headers = {}, publish_options options = {});
     // The last message stored on `subject` (which may be a wildcard): errc::not_found when none.
