@@ -10,8 +10,30 @@ namespace fiskai::jetstream {
 
 namespace asio = boost::asio;
 
+namespace detail {
+
+// A pull subscription's nats.c subscription, retired when its last holder lets go: the
+// pull_subscription until release() (or until the fetch in flight then has returned), and
+// every message taken from it, whose settling reads the subscription (nats.c's natsMsg_Ack
+// and the others follow msg->sub, which holds no reference).
+struct subscription_owner {
+    explicit subscription_owner(natsSubscription* s) noexcept : sub(s) {}
+    ~subscription_owner() {
+        conns::retire_subscription(sub);  // destroyed late: see there
+    }
+    subscription_owner(const subscription_owner&) = delete;
+    subscription_owner& operator=(const subscription_owner&) = delete;
+
+    natsSubscription* const sub;
+};
+
+}  // namespace detail
+
+using detail::subscription_owner;
+
 struct pulled_message::impl {
     std::shared_ptr<context::impl> ctx;
+    std::shared_ptr<subscription_owner> subscription;
     natsMsg* msg = nullptr;
     std::string subject;
     std::string data;
@@ -51,9 +73,11 @@ asio::awaitable<result<void>> settle(std::shared_ptr<pulled_message::impl> m, se
     co_return co_await offload(pool, std::move(call));
 }
 
-std::shared_ptr<pulled_message::impl> take(const std::shared_ptr<context::impl>& ctx, natsMsg* msg) {
+std::shared_ptr<pulled_message::impl> take(const std::shared_ptr<context::impl>& ctx,
+                                           const std::shared_ptr<subscription_owner>& subscription, natsMsg* msg) {
     auto m = std::make_shared<pulled_message::impl>();
     m->ctx = ctx;
+    m->subscription = subscription;
     m->msg = msg;
     if (const char* s = natsMsg_GetSubject(msg)) m->subject = s;
     if (const char* d = natsMsg_GetData(msg)) m->data.assign(d, static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
@@ -86,13 +110,9 @@ asio::awaitable<result<void>> pulled_message::term() { return settle(impl_, sett
 struct pull_subscription::impl {
     std::shared_ptr<context::impl> ctx;
     std::mutex mu;
-    natsSubscription* sub = nullptr;  // guarded by mu
+    std::shared_ptr<subscription_owner> subscription;  // guarded by mu; ours until released
     bool released = false;
     bool fetching = false;
-
-    ~impl() {
-        conns::retire_subscription(sub);  // destroyed late: see there
-    }
 };
 
 pull_subscription::pull_subscription(std::shared_ptr<impl> p) noexcept : impl_(std::move(p)) {}
@@ -108,29 +128,28 @@ pull_subscription& pull_subscription::operator=(pull_subscription&& other) noexc
 
 void pull_subscription::release() noexcept {
     if (!impl_) return;
+    std::shared_ptr<subscription_owner> let_go;
     std::lock_guard lock(impl_->mu);
     impl_->released = true;
-    // A fetch in flight still uses the subscription: it destroys it when it returns.
-    if (!impl_->fetching && impl_->sub) {
-        conns::retire_subscription(impl_->sub);
-        impl_->sub = nullptr;
-    }
+    // A fetch in flight still uses the subscription: it lets go when it returns.
+    if (!impl_->fetching) let_go = std::move(impl_->subscription);
 }
 
 asio::awaitable<result<std::vector<pulled_message>>> pull_subscription::fetch(int batch, milliseconds wait) {
     if (!impl_) co_return error{errc::cancelled, 0, "the pull subscription is bound to nothing"};
     auto call = [st = impl_, batch, wait]() -> result<std::vector<pulled_message>> {
-        natsSubscription* sub = nullptr;
+        std::shared_ptr<subscription_owner> subscription;
         {
             std::lock_guard lock(st->mu);
-            if (st->released || !st->sub) return error{errc::cancelled, 0, "the pull subscription was released"};
+            if (st->released || !st->subscription)
+                return error{errc::cancelled, 0, "the pull subscription was released"};
             if (st->fetching) return error{errc::invalid_argument, 0, "a fetch is already in flight"};
             st->fetching = true;
-            sub = st->sub;
+            subscription = st->subscription;
         }
         natsMsgList list{};
         jsErrCode ec = static_cast<jsErrCode>(0);
-        const natsStatus s = natsSubscription_Fetch(&list, sub, batch, wait.count(), &ec);
+        const natsStatus s = natsSubscription_Fetch(&list, subscription->sub, batch, wait.count(), &ec);
         std::lock_guard lock(st->mu);
         st->fetching = false;
         if (st->released) {
@@ -139,8 +158,7 @@ asio::awaitable<result<std::vector<pulled_message>>> pull_subscription::fetch(in
                 if (list.Msgs[i]) natsMsg_Nak(list.Msgs[i], nullptr);
             }
             natsMsgList_Destroy(&list);
-            conns::retire_subscription(st->sub);
-            st->sub = nullptr;
+            st->subscription.reset();  // `subscription` still holds it: retired as this returns
             return error{errc::cancelled, 0, "the pull subscription was released"};
         }
         if (s == NATS_TIMEOUT && list.Count == 0) return std::vector<pulled_message>{};
@@ -149,7 +167,7 @@ asio::awaitable<result<std::vector<pulled_message>>> pull_subscription::fetch(in
         out.reserve(static_cast<std::size_t>(list.Count));
         for (int i = 0; i < list.Count; ++i) {
             if (!list.Msgs[i]) continue;
-            out.emplace_back(take(st->ctx, list.Msgs[i]));
+            out.emplace_back(take(st->ctx, subscription, list.Msgs[i]));
             list.Msgs[i] = nullptr;  // owned by the pulled_message now
         }
         natsMsgList_Destroy(&list);
@@ -173,7 +191,7 @@ asio::awaitable<result<pull_subscription>> context::bind_pull(std::string stream
         if (s != NATS_OK) return detail::make_error(s, ec);
         auto p = std::make_shared<pull_subscription::impl>();
         p->ctx = st;
-        p->sub = sub;
+        p->subscription = std::make_shared<subscription_owner>(sub);
         return pull_subscription(std::move(p));
     };
     co_return co_await offload(impl_->blocking, std::move(call));

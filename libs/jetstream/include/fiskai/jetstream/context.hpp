@@ -137,7 +137,8 @@ struct delivery_metadata {
     std::string consumer;
 };
 
-// One message taken from a pull consumer, to be settled once. Copies share the message.
+// One message taken from a pull consumer, to be settled once. Copies share the message,
+// which keeps its subscription alive: it may be settled after the subscription's release().
 class pulled_message {
 public:
     struct impl;
@@ -176,7 +177,8 @@ public:
     boost::asio::awaitable<result<std::vector<pulled_message>>> fetch(int batch, milliseconds wait);
 
     // Stops taking messages. The consumer is never deleted (it is the operator's); the
-    // nats.c subscription is destroyed once the fetch in flight, if any, has returned.
+    // nats.c subscription is retired once the fetch in flight, if any, has returned and no
+    // message taken from it is left (settling one uses the subscription).
     void release() noexcept;
 
 private:
