@@ -1,8 +1,17 @@
 // The queue channel on the real server and agent (fiskai-fake-llm, the file journal) over a
 // real nats-server with JetStream: answers stored, invalid jobs terminated, heartbeats past
 // the ack wait, a finished job replayed without a model call, a nak taken by another worker,
-// and the startup texts when the operator's storage is missing or different.
+// in_flight across release (a done() cut short, an invalid job), and the startup texts when
+// the operator's storage is missing or different.
 #include "queue_support.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <memory>
+#include <optional>
 
 using namespace queue_test;
 
@@ -178,6 +187,49 @@ TEST_CASE("queue: release stops fetching, a job in flight still settles", "[serv
     auto got = w.answer("D1");
     REQUIRE(got);
     CHECK(stored_as<a2a::task_result>(*got).text == "by hand");
+    REQUIRE(w.until([&] { return w.stream().state.msgs == 0; }));
+}
+
+TEST_CASE("queue: a done() cut short by the report timeout counts its job out, and release unbinds",
+          "[serve][queue][nats]") {
+    world w;
+    auto a = w.open(w.options());
+    w.enqueue("C1", "hello");
+    auto taken = fiskai::test::run_on(w.h->ioc, a->next(), 30s);
+    REQUIRE(taken);
+    a->release();
+    CHECK(a->in_flight() == 1);
+    // Cancelled as the server's report timeout cancels it: the emission is queued behind the
+    // start of done(), so it lands while the answer put is in flight.
+    serve::outcome done;
+    done.reason = "completed";
+    done.text = "by hand";
+    asio::cancellation_signal report_timeout;
+    auto ended = std::make_shared<std::optional<std::exception_ptr>>();
+    asio::co_spawn(w.h->ioc, taken->done(done),
+                   asio::bind_cancellation_slot(report_timeout.slot(), [ended](std::exception_ptr e) { *ended = e; }));
+    report_timeout.emit(asio::cancellation_type::terminal);
+    REQUIRE(w.until([&] { return ended->has_value(); }, 20s));
+    CHECK(**ended != nullptr);  // cut short, not settled
+    CHECK(a->in_flight() == 0);
+}
+
+TEST_CASE("queue: an invalid job being settled is in flight, and a release meanwhile unbinds after it",
+          "[serve][queue][nats]") {
+    world w;
+    auto a = w.open(w.options());
+    w.nats.raw_publish("choria.fisk-ai.work.svc", "this is not a request", "BAD2");
+    auto taken = asio::co_spawn(w.h->ioc, a->next(), asio::use_future);
+    // Its error answer and its Term take round trips: released meanwhile.
+    REQUIRE(w.until([&] { return a->in_flight() == 1; }, 20s));
+    a->release();
+    REQUIRE(w.until([&] { return taken.wait_for(0s) == std::future_status::ready; }, 20s));
+    CHECK(taken.get() == nullptr);
+    CHECK(a->in_flight() == 0);
+    auto bad = w.answer("BAD2");
+    REQUIRE(bad);
+    CHECK(stored_as<a2a::task_error>(*bad).code == "invalid_request");
+    // Terminated after the release: it leaves the work queue.
     REQUIRE(w.until([&] { return w.stream().state.msgs == 0; }));
 }
 

@@ -180,16 +180,40 @@ std::string queue_channel::impl::queue_session_id_for(const std::string& task) c
 
 namespace {
 
+// A job taken (an invalid one too) counted in the channel's in_flight until it is settled,
+// on every path: a settle cut short (the server's report timeout cancels done()) or a job
+// dropped unsettled counts out as well, so after release() the subscription still goes
+// with the last job (§7.5).
+class in_flight_slot {
+public:
+    explicit in_flight_slot(std::shared_ptr<queue_channel::impl> ch) : channel_(std::move(ch)) {
+        ++channel_->in_flight;
+    }
+    in_flight_slot(in_flight_slot&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+    in_flight_slot(const in_flight_slot&) = delete;
+    in_flight_slot& operator=(const in_flight_slot&) = delete;
+    in_flight_slot& operator=(in_flight_slot&&) = delete;
+    ~in_flight_slot() { release(); }
+
+    void release() noexcept {
+        if (auto ch = std::exchange(channel_, nullptr)) ch->job_settled();
+    }
+
+private:
+    std::shared_ptr<queue_channel::impl> channel_;
+};
+
 // One job taken: its message, its heartbeat and its settling. All on the executor.
 struct job_state : std::enable_shared_from_this<job_state> {
     std::shared_ptr<queue_channel::impl> channel;
+    in_flight_slot slot;
     js::pulled_message msg;
     rules::job job;
     asio::steady_timer timer;
     bool finished = false;
 
     job_state(std::shared_ptr<queue_channel::impl> ch, js::pulled_message m, rules::job j)
-        : channel(std::move(ch)), msg(std::move(m)), job(std::move(j)), timer(channel->executor) {}
+        : channel(std::move(ch)), slot(channel), msg(std::move(m)), job(std::move(j)), timer(channel->executor) {}
 
     [[nodiscard]] std::uint64_t delivery() const { return msg.metadata().num_delivered; }
 
@@ -212,6 +236,7 @@ struct job_state : std::enable_shared_from_this<job_state> {
     asio::awaitable<void> settle(outcome o) {
         finished = true;
         timer.cancel();
+        const in_flight_slot settling = std::move(slot);  // counted out as this ends, however it ends
         auto& log = channel->options.log;
         const auto d = rules::decide(o, delivery(), channel->consumer.config.max_deliver);
         const auto delivery_text = std::to_string(delivery());
@@ -256,7 +281,6 @@ struct job_state : std::enable_shared_from_this<job_state> {
                 break;
             }
         }
-        channel->job_settled();
     }
 };
 
@@ -269,7 +293,7 @@ public:
         if (!state_->finished) {
             state_->finished = true;
             state_->timer.cancel();
-            state_->channel->job_settled();
+            state_->slot.release();
         }
     }
 
@@ -458,11 +482,11 @@ asio::awaitable<std::unique_ptr<work>> queue_channel::next() {
         auto decoded = rules::decode_job(msg.data(), js::find_header(msg.headers(), "Nats-Msg-Id"),
                                          st->options.identity, st->options.tool_names);
         if (auto* bad = std::get_if<rules::invalid_job>(&decoded)) {
+            const in_flight_slot settling(st);
             co_await st->settle_invalid(msg, std::move(*bad));
             continue;
         }
         auto j = std::get<rules::job>(std::move(decoded));
-        ++st->in_flight;
         auto state = std::make_shared<job_state>(st, msg, std::move(j));
         asio::co_spawn(st->executor, job_state::heartbeat(state), asio::detached);
         auto w = std::make_unique<queue_work>(state);

@@ -82,14 +82,15 @@ public:
     // One job, fetched only now; invalid jobs are settled here and skipped. nullptr after release().
     boost::asio::awaitable<std::unique_ptr<work>> next() override;
     // §7.5: stop fetching (next() → nullptr); jobs in flight keep heartbeating until their
-    // done(); the consumer subscription is unbound after the last one.
+    // done(); the consumer subscription is unbound after the last one (an invalid job being
+    // settled counts, and a done() cut short by the report timeout counts out).
     void release() override;
 
     // The banner line: `queue: jobs on choria.fisk-ai.work.<id> from stream <s> (consumer <c>,
     // ack wait <d>, max deliver <n>), answers in KV <b>`.
     [[nodiscard]] std::string description() const;
 
-    // Jobs taken and not yet settled (for tests and the banner).
+    // Jobs taken and not yet settled, invalid ones included (for tests and the banner).
     [[nodiscard]] std::size_t in_flight() const noexcept;
     // MAX_DELIVERIES advisories handled (for tests).
     [[nodiscard]] std::size_t advisories_handled() const noexcept;
