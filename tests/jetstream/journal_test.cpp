@@ -244,6 +244,42 @@ TEST_CASE("jetstream journal: a record stored without its ack reaching us is ado
                 .has_value());
 }
 
+TEST_CASE("jetstream journal: an earlier record of ours at the seq is counted, not taken for another one",
+          "[runstate][jetstream][nats]") {
+    js_fixture f;
+    stream_spec spec{"SESSIONS", {"fisk.sessions.>"}};
+    f.add_stream(spec);
+    auto store = bind(f, "SESSIONS");
+    auto j = await(store->create("moved", sample_meta()));
+    REQUIRE(j.has_value());
+    const auto nonce = nonce_of(f, "SESSIONS", "fisk.sessions.moved._meta");
+    // Record 2 was published and stored, but its append reported a timeout (simulated from
+    // outside, with our Nats-Msg-Id), so the caller writes its terminal at seq 2 instead.
+    const auto landed = fiskai::test::runstate_contract::assistant_text(2, 0, "landed");
+    f.raw_publish("fisk.sessions.moved.2", rs::encode_record(landed), nonce + "-2");
+
+    auto terminal = await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "appending timed out"}));
+    REQUIRE(!terminal.has_value());
+    CHECK(terminal.error().code == rs::errc::storage);
+    CHECK(terminal.error().message ==
+          "jetstream session: record 2 of run \"moved\" was already stored by an earlier append of this journal "
+          "whose acknowledgement was lost, with other content; this record was not written (the next append "
+          "follows the stored one)");
+    CHECK((*j)->last_seq() == 2);
+
+    // The terminal goes after the stored record, which is still there.
+    REQUIRE(
+        await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "appending timed out"})).has_value());
+    auto records = await(store->read("moved"));
+    REQUIRE(records.has_value());
+    REQUIRE(records->size() == 3);
+    CHECK((*records)[1] == landed);
+    auto state = await(store->load("moved"));
+    REQUIRE(state.has_value());
+    REQUIRE(state->terminal.has_value());
+    CHECK(state->last_seq == 3);
+}
+
 TEST_CASE("jetstream journal: adoption by read-back when the duplicate window has passed",
           "[runstate][jetstream][nats]") {
     js_fixture f;

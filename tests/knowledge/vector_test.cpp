@@ -265,6 +265,38 @@ TEST_CASE("dimension drift is refused with Go's text, a reindex takes the new di
     CHECK(test::run_on(ioc, (*r2)->search("stream retention", 3)));
 }
 
+TEST_CASE("a model swapped behind a running process is refused, not searched or stored in silence",
+          "[knowledge][vector]") {
+    fake_embeddings fake;
+    test::temp_dir t;
+    asio::io_context ioc;
+    // One writer for the whole test, as a served agent keeps its store: the dimension it
+    // probed once is cached, so only the vectors themselves can show the swap.
+    auto w = build(ioc, t, fake.url(), 0);
+    REQUIRE(test::run_on(ioc, w->search("stream retention", 3)));
+    const auto vectors_before = test::run_on(ioc, w->stats()).value().vectors;
+    fake.dim = 24;
+
+    const auto res = test::run_on(ioc, w->search("stream retention", 3));
+    REQUIRE_FALSE(res);
+    CHECK(res.error().code == errc::dimension_mismatch);
+    CHECK(res.error().message ==
+          "embedding dimension does not match the index: model \"fake-embed\" now emits dimension 24 but the index "
+          "was built at 16; run 'fisk-ai knowledge index --reindex'");
+
+    const auto changed = t.path / "docs" / "known" / "changed.md";
+    std::ofstream(changed) << "# Changed\n\nA note on stream retention written after the swap.\n";
+    const auto refused = test::run_on(ioc, w->index({(t.path / "docs").string()}, {}));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == errc::dimension_mismatch);
+    CHECK(refused.error().message.starts_with("indexing "));
+    CHECK(refused.error().message.ends_with(
+        ": embedding dimension does not match the index: model \"fake-embed\" now emits dimension 24 but the index "
+        "was built at 16; run 'fisk-ai knowledge index --reindex'"));
+    // Nothing of the other length was stored.
+    CHECK(test::run_on(ioc, w->stats()).value().vectors == vectors_before);
+}
+
 TEST_CASE("a lexical index is refused when the config asks for vectors", "[knowledge][vector]") {
     fake_embeddings fake;
     test::temp_dir t;

@@ -14,16 +14,25 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <array>
+#include <atomic>
+#include <cstdarg>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace rs = fiskai::runstate;
 namespace llm = fiskai::llm;
@@ -64,7 +73,43 @@ private:
     rlimit saved_{};
 };
 
+// runstate_tests is linked with -Wl,--wrap=ftruncate and -Wl,--wrap=fcntl, so the
+// backend's calls come through here. While armed, a ftruncate fails with EIO, as a cut-back
+// on a failing disk would; and the next OFD lock first runs `before_lock`, which puts another
+// thread's step between an open and its lock.
+std::atomic<int> ftruncate_failures{0};
+std::mutex before_lock_mutex;
+std::function<void()> before_lock;
+
 }  // namespace
+
+extern "C" int __real_ftruncate(int fd, off_t length);
+extern "C" int __wrap_ftruncate(int fd, off_t length) {
+    if (ftruncate_failures > 0) {
+        --ftruncate_failures;
+        errno = EIO;
+        return -1;
+    }
+    return __real_ftruncate(fd, length);
+}
+
+extern "C" int __real_fcntl(int fd, int cmd, ...);
+extern "C" int __wrap_fcntl(int fd, int cmd, ...) {
+    // As glibc's own fcntl does: the third argument is read as a pointer whatever the command.
+    std::va_list args;
+    va_start(args, cmd);
+    void* arg = va_arg(args, void*);
+    va_end(args);
+    if (cmd == F_OFD_SETLK) {
+        std::function<void()> hook;
+        {
+            const std::lock_guard lock(before_lock_mutex);
+            hook = std::exchange(before_lock, nullptr);
+        }
+        if (hook) hook();
+    }
+    return __real_fcntl(fd, cmd, arg);
+}
 
 TEST_CASE("file backend: the store contract", "[file][contract]") {
     fiskai::test::temp_dir dir;
@@ -293,6 +338,94 @@ TEST_CASE("file backend: a failed append leaves the journal whole and the termin
     REQUIRE(state->terminal.has_value());
     CHECK(state->terminal->reason == rs::terminal_reason::error);
     CHECK(state->last_seq == 2);
+}
+
+TEST_CASE("file backend: a failed append that cannot be cut back takes no more records until reopened", "[file]") {
+    env e;
+    auto j = await(e.store->create("stuck", sample_meta()));
+    REQUIRE(j.has_value());
+    const auto before = fiskai::test::read_file(e.journal("stuck"));
+
+    std::optional<rs::result<void>> big;
+    {
+        const file_size_limit limit(before.size() + 300);
+        ftruncate_failures = 1;
+        big = await((*j)->append(2, fiskai::test::runstate_contract::assistant_text(2, 0, std::string(4000, 'z'))));
+        ftruncate_failures = 0;
+    }
+    REQUIRE(big);
+    REQUIRE(!big->has_value());
+    CHECK(big->error().code == rs::errc::storage);
+    const std::string stuck = fmt::format(
+        "writing record: File too large; cutting the journal back to its last whole record ({} bytes) failed too: "
+        "Input/output error; it takes no more records (opening it again drops the partial one)",
+        before.size());
+    CHECK(big->error().message == stuck);
+    // Part of the record is left at the end: anything appended now would follow it.
+    CHECK(fiskai::test::read_file(e.journal("stuck")).size() == before.size() + 300);
+
+    auto terminal = await((*j)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run"}));
+    REQUIRE(!terminal.has_value());
+    CHECK(terminal.error().message == stuck);
+    std::vector<rs::payload> batch{rs::terminal_record{rs::terminal_reason::error, "journaling run"}};
+    CHECK(await((*j)->append_next_all(std::move(batch))).error().message == stuck);
+    CHECK(await((*j)->append_next_started(rs::terminal_record{rs::terminal_reason::error, ""})).error().message ==
+          stuck);
+    CHECK(fiskai::test::read_file(e.journal("stuck")).size() == before.size() + 300);
+    REQUIRE((*j)->close().has_value());
+
+    // Opened again, the partial record is cut away and the journal takes the terminal.
+    auto reopened = await(e.store->open("stuck"));
+    REQUIRE(reopened.has_value());
+    CHECK((*reopened)->last_seq() == 1);
+    CHECK(fiskai::test::read_file(e.journal("stuck")) == before);
+    REQUIRE(
+        await((*reopened)->append_next(rs::terminal_record{rs::terminal_reason::error, "journaling run"})).has_value());
+    auto state = await(e.store->load("stuck"));
+    REQUIRE(state.has_value());
+    REQUIRE(state->terminal.has_value());
+    CHECK(state->last_seq == 2);
+}
+
+TEST_CASE("file backend: a journal removed or replaced between open's open and its lock is not written in the dark",
+          "[file][lock]") {
+    env e;
+    {
+        auto j = await(e.store->create("gone", sample_meta()));
+        REQUIRE(j.has_value());
+    }
+    // remove() takes the lock first and unlinks: what open() holds is then a nameless file.
+    {
+        const std::lock_guard lock(before_lock_mutex);
+        before_lock = [path = e.journal("gone")] { fs::remove(path); };
+    }
+    auto opened = await(e.store->open("gone"));
+    REQUIRE(!opened.has_value());
+    CHECK(opened.error().code == rs::errc::not_found);
+    CHECK(opened.error().message == "run not found: \"gone\"");
+
+    // Removed and written anew in between (another file of the same records): open() takes
+    // the journal the name holds now.
+    {
+        auto j = await(e.store->create("again", sample_meta()));
+        REQUIRE(j.has_value());
+        REQUIRE(await((*j)->append_next(rs::terminal_record{rs::terminal_reason::suspended, ""})).has_value());
+    }
+    {
+        const std::lock_guard lock(before_lock_mutex);
+        before_lock = [path = e.journal("again")] {
+            const auto text = fiskai::test::read_file(path);
+            fs::remove(path);
+            fiskai::test::write_file(path, text);
+        };
+    }
+    auto reopened = await(e.store->open("again"));
+    REQUIRE(reopened.has_value());
+    CHECK((*reopened)->last_seq() == 2);
+    REQUIRE(await((*reopened)->append_next(rs::terminal_record{rs::terminal_reason::error, "after"})).has_value());
+    auto state = await(e.store->load("again"));
+    REQUIRE(state.has_value());
+    CHECK(state->last_seq == 3);
 }
 
 TEST_CASE("file backend: a started append that fails fails the next step and every one after it", "[file]") {

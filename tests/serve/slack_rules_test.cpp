@@ -236,6 +236,21 @@ TEST_CASE("slack question blocks per kind, within Slack's limits", "[slack]") {
     CHECK(rules::decode_value(buttons[2].at("value").as_string())->call_id == "call-9");
 }
 
+TEST_CASE("slack question and approval texts are escaped like their sections", "[slack]") {
+    // chat.postMessage's text is mrkdwn: unescaped, <!channel> in a question would notify
+    // the whole channel, and the answered edit puts the text back into a section.
+    fiskai::toolkit::question q{
+        fiskai::toolkit::question::kind::confirm, "Ping <!channel> & <@U0ADMIN>?", {}, "", "c1", "t"};
+    const auto m = rules::tool_question_message(q, "q1");
+    CHECK(m.text == "Ping &lt;!channel&gt; &amp; &lt;@U0ADMIN&gt;?");
+    CHECK(m.text == m.blocks.as_array()[0].at("text").at("text").as_string());
+    const auto answered = rules::answered_message(m.text, "Yes", "U1");
+    CHECK(answered.blocks.as_array()[0].at("text").at("text").as_string() == m.text);
+
+    fiskai::toolkit::approval_request r{"<!here>", "rm -rf /", "writes", "call-1"};
+    CHECK(rules::approval_message(r, "q2").text == "Approval needed for &lt;!here&gt;");
+}
+
 TEST_CASE("slack question sections stay within 3000 characters once escaped, cut between entities", "[slack]") {
     const auto runes = [](std::string_view s) {
         return static_cast<std::size_t>(

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -51,6 +52,14 @@ constexpr int search_fanout = 50;
 constexpr std::size_t index_batch_files = 64;
 constexpr const char* memory_dir_name = "memory";
 constexpr const char* reindex_hint = "run 'fisk-ai knowledge index --reindex'";
+
+// The model answering now and the index disagree on the vectors' length (Go's text).
+error dimension_drift(const std::string& model, std::size_t emitted, int built_at) {
+    return error{errc::dimension_mismatch,
+                 fmt::format("embedding dimension does not match the index: model {} now emits dimension {} but the "
+                             "index was built at {}; {}",
+                             gocompat::quote(model), emitted, built_at, reindex_hint)};
+}
 
 const std::set<std::string>& default_extensions() {
     static const std::set<std::string> exts{".md", ".markdown", ".txt", ".text"};
@@ -867,14 +876,16 @@ boost::asio::awaitable<result<search_result>> store::search(std::string query, i
             if (!dim) {
                 reason = dim.error();
             } else if (*dim != lex.dimension) {
-                co_return error{errc::dimension_mismatch,
-                                fmt::format("embedding dimension does not match the index: model {} now emits "
-                                            "dimension {} but the index was built at {}; {}",
-                                            gocompat::quote(emb->model()), *dim, lex.dimension, reindex_hint)};
+                co_return dimension_drift(emb->model(), static_cast<std::size_t>(*dim), lex.dimension);
             } else {
                 auto qv = co_await emb->embed_query(query);
                 if (!qv) {
                     reason = qv.error();
+                } else if (qv->size() != static_cast<std::size_t>(lex.dimension)) {
+                    // The probe's dimension is kept for the process's life: a model swapped
+                    // behind the server since then shows here first. Every stored vector
+                    // would be skipped, a silent lexical-only answer.
+                    co_return dimension_drift(emb->model(), qv->size(), lex.dimension);
                 } else {
                     auto vec_job = [p, v = normalise(std::move(*qv))]() { return p->vec_search(v, search_fanout); };
                     auto vec = co_await run_blocking(p->pool, std::move(vec_job));
@@ -1063,9 +1074,11 @@ boost::asio::awaitable<result<index_stats>> store::index(std::vector<std::string
         };
         co_await run_blocking(p->pool, std::move(start_job));
         auto emb = p->opts.embeddings;
+        std::optional<int> pinned_dimension;
         if (emb && !o.dry_run) {
             auto dim = co_await emb->dimension();
             if (!dim) co_return error{errc::failed, "probing embedding dimension: " + dim.error()};
+            pinned_dimension = *dim;
             auto vec_job = [p, d = *dim, reindex = o.reindex]() {
                 p->prepare_vector_objects(d, reindex);
                 return true;
@@ -1101,7 +1114,16 @@ boost::asio::awaitable<result<index_stats>> store::index(std::vector<std::string
                         co_return error{errc::failed, fmt::format("indexing {}: embedding: {}",
                                                                   gocompat::quote(docs.front().key), raw.error())};
                     }
-                    for (auto& v : *raw) vecs.push_back(normalise(std::move(v)));
+                    for (auto& v : *raw) {
+                        // The index pins one dimension; a vector of another would be stored
+                        // and then never found.
+                        if (v.size() != static_cast<std::size_t>(*pinned_dimension)) {
+                            auto drift = dimension_drift(emb->model(), v.size(), *pinned_dimension);
+                            co_return error{drift.code, fmt::format("indexing {}: {}",
+                                                                    gocompat::quote(docs.front().key), drift.message)};
+                        }
+                        vecs.push_back(normalise(std::move(v)));
+                    }
                 }
             }
             auto write_job = [p, &docs, &vecs]() {

@@ -25,6 +25,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -180,20 +181,36 @@ struct opened {
     std::size_t size = 0;
 };
 
-// Writes `line` at the end of `fd` and syncs it; on failure cuts the file back to `good`,
-// so it never holds a half record in its interior and the next append (the terminal,
-// after a failure) lands on a clean line.
-std::optional<error> write_and_sync(int fd, std::size_t good, const std::string& line) {
-    if (const int err = write_all(fd, line); err != 0) {
-        (void)::ftruncate(fd, static_cast<off_t>(good));
-        return system_error("writing record", err);
+// How a write and sync ended. A failure leaves the file as it was (`good` bytes), so the
+// next append (the terminal, after a failure) lands on a clean line, unless cutting it back
+// failed too: then the file ends in part of a record, and an append after it would bury
+// that part inside the journal (the descriptor appends), so the journal takes no more.
+struct write_outcome {
+    std::optional<error> failure;
+    bool left_partial = false;
+};
+
+// Writes `line` at the end of `fd` and syncs it; on failure cuts the file back to `good`.
+write_outcome write_and_sync(int fd, std::size_t good, const std::string& line) {
+    const char* what = nullptr;
+    int err = 0;
+    if (err = write_all(fd, line); err != 0) {
+        what = "writing record";
+    } else if (::fdatasync(fd) != 0) {
+        err = errno;
+        what = "syncing record";
+    } else {
+        return {};
     }
-    if (::fdatasync(fd) != 0) {
-        const int err = errno;
-        (void)::ftruncate(fd, static_cast<off_t>(good));
-        return system_error("syncing record", err);
+    if (::ftruncate(fd, static_cast<off_t>(good)) != 0) {
+        const int cut_err = errno;
+        return {storage_error(fmt::format("{}: {}; cutting the journal back to its last whole record ({} bytes) "
+                                          "failed too: {}; it takes no more records (opening it again drops the "
+                                          "partial one)",
+                                          what, std::strerror(err), good, std::strerror(cut_err))),
+                true};
     }
-    return std::nullopt;
+    return {system_error(what, err), false};
 }
 
 // A write and sync handed to the blocking pool without waiting for them
@@ -247,7 +264,7 @@ struct background_sync {
                     }
                     lines.swap(sync->joined);
                 }
-                failure = write_and_sync(fd, size, lines);
+                failure = write_and_sync(fd, size, lines).failure;
                 size += lines.size();
             }
             if (failure) {
@@ -300,8 +317,8 @@ public:
         const int fd = fd_;
         const std::size_t good = size_;
         auto job = [fd, good, line = std::move(*line)]() { return write_and_sync(fd, good, line); };
-        auto failure = co_await offload_to_completion(blocking_, std::move(job));
-        if (failure) co_return std::move(*failure);
+        auto written = co_await offload_to_completion(blocking_, std::move(job));
+        if (written.failure) co_return settle_failure(std::move(written));
         size_ = good + line_size;
         last_seq_ = seq;
         co_return result<void>{};
@@ -339,8 +356,8 @@ public:
         const int fd = fd_;
         const std::size_t good = size_;
         auto job = [fd, good, lines = std::move(lines)]() { return write_and_sync(fd, good, lines); };
-        auto failure = co_await offload_to_completion(blocking_, std::move(job));
-        if (failure) co_return std::move(*failure);
+        auto written = co_await offload_to_completion(blocking_, std::move(job));
+        if (written.failure) co_return settle_failure(std::move(written));
         size_ = good + size;
         last_seq_ = last;
         co_return result<void>{};
@@ -357,7 +374,7 @@ public:
             if (fd_ < 0) co_return closed_for_append();
             const int fd = ::dup(fd_);
             if (fd < 0) co_return system_error("writing record", errno);
-            auto job = [fd, good = size_, line = *line]() { return write_and_sync(fd, good, line); };
+            auto job = [fd, good = size_, line = *line]() { return write_and_sync(fd, good, line).failure; };
             // GCC 12: nothing temporary beside a co_await in one expression.
             const auto io = co_await boost::asio::this_coro::executor;
             pending_ = background_sync::start(io, blocking_, fd, size_ + line->size(), std::move(job));
@@ -418,6 +435,12 @@ private:
         co_return encode_at(seq, std::move(rec));
     }
 
+    // A failed append's error; sticky when the file was left ending in part of a record.
+    error settle_failure(write_outcome written) {
+        if (written.left_partial) failed_ = *written.failure;
+        return std::move(*written.failure);
+    }
+
     [[nodiscard]] error closed_for_append() const {
         return storage_error(fmt::format("appending to {}: the journal is closed", path_));
     }
@@ -439,7 +462,8 @@ private:
     std::size_t size_ = 0;
     boost::asio::any_io_executor blocking_;
     std::shared_ptr<background_sync> pending_;  // at most one: each append settles the last first
-    std::optional<error> failed_;               // a started append failed: every later one fails
+    // A started append failed, or a failed one could not be cut back: every later one fails.
+    std::optional<error> failed_;
 };
 
 class file_store final : public store {
@@ -464,23 +488,42 @@ public:
             result<opened> value = opened{};
         };
         auto job = [path, id]() -> outcome {
-            // O_NONBLOCK: opening a FIFO must not wait for a writer (read_journal refuses it).
-            const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NONBLOCK);
-            if (fd < 0) {
-                if (errno == ENOENT) return {make_error(errc::not_found, gocompat::quote(id))};
-                return {system_error(fmt::format("opening journal {}", path), errno)};
-            }
+            int fd = -1;
             const auto fail = [&](error e) {
                 ::close(fd);
                 return outcome{std::move(e)};
             };
-            if (auto checked = check_journal_file(fd, path); !checked) return fail(checked.error());
-            // A regular file: back to blocking I/O for the appends.
-            if (::fcntl(fd, F_SETFL, O_APPEND) != 0) {
-                return fail(system_error(fmt::format("opening journal {}", path), errno));
-            }
-            if (const int err = lock_file(fd); err != 0) {
-                return fail(err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err));
+            // A remove() between our open and our lock takes its lock first and unlinks the
+            // name: locked then, we would write to a file nobody can find. So the lock is
+            // checked against the name, and a name that moved on is opened again.
+            for (int attempt = 1;; ++attempt) {
+                // O_NONBLOCK: opening a FIFO must not wait for a writer (read_journal refuses it).
+                fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0) {
+                    if (errno == ENOENT) return {make_error(errc::not_found, gocompat::quote(id))};
+                    return {system_error(fmt::format("opening journal {}", path), errno)};
+                }
+                if (auto checked = check_journal_file(fd, path); !checked) return fail(checked.error());
+                // A regular file: back to blocking I/O for the appends.
+                if (::fcntl(fd, F_SETFL, O_APPEND) != 0) {
+                    return fail(system_error(fmt::format("opening journal {}", path), errno));
+                }
+                if (const int err = lock_file(fd); err != 0) {
+                    return fail(err == EAGAIN || err == EACCES ? locked_error() : system_error("locking run", err));
+                }
+                struct stat locked {};
+                struct stat named {};
+                if (::fstat(fd, &locked) != 0)
+                    return fail(system_error(fmt::format("opening journal {}", path), errno));
+                const bool same =
+                    ::stat(path.c_str(), &named) == 0 && named.st_dev == locked.st_dev && named.st_ino == locked.st_ino;
+                if (same) break;
+                if (attempt == 3) {
+                    return fail(storage_error(fmt::format(
+                        "opening journal {}: it was removed or replaced while it was being opened, three times",
+                        path)));
+                }
+                ::close(fd);
             }
             std::string text;
             if (auto failure = read_journal(fd, path, text)) return fail(std::move(*failure));

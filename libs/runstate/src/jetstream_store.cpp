@@ -306,10 +306,21 @@ private:
         po.timeout = store_->options.op_timeout;
         js::headers no_headers;
         auto ack = co_await store_->js->publish(subject, body, std::move(no_headers), std::move(po));
-        // A duplicate-window hit is our own earlier publish: success.
-        if (ack) {
+        if (ack && !ack->duplicate) {
             last_seq_ = seq;
             co_return result<void>{};
+        }
+        if (ack) {
+            // A duplicate-window hit is our own earlier publish of this seq, whose ack we
+            // missed; it is this record only if it holds these bytes.
+            auto stored = co_await store_->js->last_message(store_->stream, subject, store_->options.op_timeout);
+            if (!stored) {
+                co_return storage_error(fmt::format(
+                    "jetstream session: record {} of run {} was already published by this journal and could not be "
+                    "read back: {}",
+                    seq, quote(id_), stored.error().message));
+            }
+            co_return adopt(seq, *stored, body);
         }
         const auto& failure = ack.error();
         if (failure.code != js::errc::api_error && failure.err_code == 0) {
@@ -327,11 +338,7 @@ private:
                 "jetstream session: record {} of run {} was rejected and its state could not be read back: {}", seq,
                 quote(id_), existing.error().message));
         }
-        if (existing && existing->header(msg_id_header) == msg_id) {
-            // Our earlier publish landed without our seeing the ack: adopt it.
-            last_seq_ = seq;
-            co_return result<void>{};
-        }
+        if (existing && existing->header(msg_id_header) == msg_id) co_return adopt(seq, *existing, body);
         if (!existing) {
             // Nothing on the subject: not contention but another refusal (a record over
             // the stream's max message size, a sealed stream); say what the stream said.
@@ -345,6 +352,21 @@ private:
                         "overwriting anything; another process holds this run (inspect it with `nats stream "
                         "subjects {} '{}'`)",
                         quote(id_), quote(store_->stream), seq, store_->stream, store_->run_wildcard(id_)));
+    }
+
+    // `stored` carries our msg-id for `seq`: an earlier publish of ours landed without our
+    // seeing its ack. It is counted either way; it stands for this append only with the
+    // same bytes. Otherwise it is an earlier record (one whose append reported a timeout,
+    // after which the caller moved on to, say, the terminal): this one is not written, and
+    // the next append follows the stored one instead of burying it as a success.
+    result<void> adopt(std::uint64_t seq, const js::message& stored, const std::string& body) {
+        last_seq_ = seq;
+        if (stored.data == body) return {};
+        return storage_error(
+            fmt::format("jetstream session: record {} of run {} was already stored by an earlier append of this "
+                        "journal whose acknowledgement was lost, with other content; this record was not written "
+                        "(the next append follows the stored one)",
+                        seq, quote(id_)));
     }
 
     std::shared_ptr<const shared_store> store_;

@@ -352,7 +352,10 @@ question_message approval_message(const toolkit::approval_request& r, std::strin
         buttons.push_back(button(label, n++, {std::string(question_id), "approval", std::string(choice), r.call_id}));
     json::array blocks{json::object{{"type", "section"}, {"text", mrkdwn(section)}},
                        json::object{{"type", "actions"}, {"block_id", "fiskai.question"}, {"elements", buttons}}};
-    return {fmt::format("Approval needed for {}", a2a_rules::sanitize(r.tool_name, 100)), std::move(blocks)};
+    // The message's text is mrkdwn too (the notification and the fallback): escaped like the
+    // section, so a name with <!channel> in it mentions nobody.
+    return {fmt::format("Approval needed for {}", escape_capped(a2a_rules::sanitize(r.tool_name, 100), 100)),
+            std::move(blocks)};
 }
 
 question_message tool_question_message(const toolkit::question& q, std::string_view question_id) {
@@ -389,7 +392,9 @@ question_message tool_question_message(const toolkit::question& q, std::string_v
     if (!elements.empty())
         blocks.push_back(
             json::object{{"type", "actions"}, {"block_id", "fiskai.question"}, {"elements", std::move(elements)}});
-    return {a2a_rules::sanitize(q.text, 2900), std::move(blocks)};
+    // The text is the escaped section: it is mrkdwn as well, and the answered and given-up
+    // edits put it back into a section.
+    return {section, std::move(blocks)};
 }
 
 std::string choice_label(const action_value& v, const std::vector<std::string>& options) {
