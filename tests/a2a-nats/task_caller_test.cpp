@@ -481,3 +481,59 @@ TEST_CASE("task_caller: a terminal before the ack fails start() at once, a statu
         CHECK(as<a2a::task_result>(set[0]).text == "done anyway");
     }
 }
+
+TEST_CASE("task_caller: a cancel before the ack is held and sent once the task is accepted", "[task_caller][nats]") {
+    nats_env env;
+    std::atomic<bool> cancel_before_ack{false};
+    fake_task_worker worker(*env.server_conn, "svc", [&cancel_before_ack](task_run& t) {
+        const auto is_cancel = [](const inbound_message& m) { return m.subject.find(".cancel.") != std::string::npos; };
+        // A worker subscribes the task's cancel subject only as it admits the task: a cancel
+        // published before its ack reaches nobody. This one listens early to see it.
+        if (t.wait_for(is_cancel, 1500ms)) cancel_before_ack = true;
+        t.ack();
+        if (t.wait_for(is_cancel)) t.result("suspended", "stopped");
+    });
+    task_caller caller(*env.client_conn, env.ioc.get_executor(), caller_options());
+    // The Ctrl-C comes while the caller still waits for the ack.
+    std::optional<a2a_nats::task_result<void>> cancelled;
+    boost::asio::steady_timer soon(env.ioc, 200ms);
+    soon.async_wait([&](const boost::system::error_code&) { cancelled = caller.cancel("interrupted before the ack"); });
+    auto ack = a2a_test::run(env.ioc, caller.start(), 30s);
+    REQUIRE(ack);
+    CHECK(ack->accepted);
+    REQUIRE(cancelled);
+    CHECK(cancelled->has_value());
+    CHECK_FALSE(cancel_before_ack);
+
+    const auto set = read_all(env, caller);
+    REQUIRE(set.size() == 1);
+    CHECK(as<a2a::task_result>(set[0]).stop_reason == "suspended");
+    const auto in = worker.inbound();
+    REQUIRE(in.size() == 1);
+    auto cancel = a2a::default_validator().check_as<a2a::task_cancel>(in[0].body);
+    REQUIRE(cancel);
+    CHECK(cancel->sequence == 1);
+    CHECK(cancel->reason == "interrupted before the ack");
+}
+
+TEST_CASE("task_caller: status replies after the ack do not hold the idle limit open", "[task_caller][nats]") {
+    nats_env env;
+    fake_task_worker worker(*env.server_conn, "svc", [](task_run& t) {
+        t.ack();
+        for (int i = 0; i < 15; ++i) {
+            publish_service_error(t, "503", "busy");
+            std::this_thread::sleep_for(200ms);  // the traffic itself, not a wait for a condition
+        }
+    });
+    auto o = caller_options();
+    o.idle_timeout = 1s;
+    o.idle_floor = 1s;
+    auto s = start(env, o);
+    REQUIRE(s.ack);
+    const auto before = std::chrono::steady_clock::now();
+    auto idle = a2a_test::run(env.ioc, s.caller->next());
+    REQUIRE_FALSE(idle);
+    CHECK(idle.error().kind == task_failure::idle);
+    // 3 s of 503s come after the ack; each restarted the limit before.
+    CHECK(std::chrono::steady_clock::now() - before < 2500ms);
+}

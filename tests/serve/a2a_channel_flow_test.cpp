@@ -4,6 +4,10 @@
 
 #include <fiskai/a2a/protocol.hpp>
 
+#include <fmt/format.h>
+
+#include <thread>
+
 using namespace a2a_channel_test;
 namespace llm = fiskai::llm;
 namespace agent = fiskai::agent;
@@ -147,6 +151,54 @@ TEST_CASE("a2a channel: a cancel published the moment the ack arrives is honoure
     e.done(*w, o);
     REQUIRE(e.wait_count(caller, 3));
     check_reply_set(caller, "T4", w->session_id);
+    ch->release();
+}
+
+TEST_CASE("a2a channel: a cancel that lands while the task is being admitted follows the ack", "[serve][a2a][nats]") {
+    env e;
+    auto ch = e.channel(e.options());
+    // The worker subscribes the task's cancel subject, confirms the subscription with a
+    // round trip, then acks: a cancel can land in between. Cancels published over and over,
+    // from before the request until a reply comes, land there in most rounds.
+    for (int round = 0; round < 30; ++round) {
+        raw_caller caller(*e.caller_conn, "svc");
+        const auto task = fmt::format("T-early-{}", round);
+        a2a::task_cancel c;
+        a2a::stamp_request(c, "caller-1", "svc");
+        c.request = task;
+        c.conversation = task;
+        c.sequence = 1;
+        c.reason = "at once";
+        const auto body = a2a::encode(c);
+        REQUIRE(body.has_value());
+        std::atomic<bool> replied{false};
+        std::thread flood([&] {
+            const auto subject = "choria.fisk-ai.cancel.svc." + task;
+            while (!replied) {
+                natsConnection_Publish(e.caller_conn->native_handle(), subject.c_str(), body->data(),
+                                       static_cast<int>(body->size()));
+                std::this_thread::sleep_for(20us);  // pacing the flood, not waiting for anything
+            }
+        });
+        caller.send(caller.task(task));
+        auto w = e.take(*ch);
+        const bool got_reply = e.wait_count(caller, 1);
+        replied = true;
+        flood.join();
+        REQUIRE(got_reply);
+        INFO("round " << round);
+        CHECK(caller.at_as<a2a::task_ack>(0).sequence == 1);
+        // In a round where no cancel of the flood came after the subscription, this one does
+        // (a repeat of sequence 1 otherwise, which the worker drops).
+        caller.cancel("at once");
+        auto hooks = w->run_context();
+        REQUIRE(run_until(e.ioc, [&] { return hooks.stop->closed(); }));
+        serve::outcome o;
+        o.reason = "suspended";
+        e.done(*w, o);
+        REQUIRE(e.wait_count(caller, 3));  // ack, status stopping, the terminal
+        check_reply_set(caller, task, w->session_id);
+    }
     ch->release();
 }
 

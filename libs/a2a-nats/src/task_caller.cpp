@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
@@ -100,7 +101,7 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
                              dropped, request.request));
         }
         const bool status_reply = copy.no_responders || !copy.error_code.empty() || !copy.error.empty();
-        if (status_reply && acked()) {
+        if (status_reply && ack_seen) {
             // The request was taken: a status reply after the ack cannot undo it.
             warn(fmt::format("ignoring a status reply after the ack in the reply set of {}", request.request));
             return;
@@ -151,12 +152,9 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
             warn(fmt::format("gap in the reply set of {}: expected {}, got {}", request.request, verdict.expected,
                              h.sequence));
         }
+        if (proto == a2a::protocols::task_ack) ack_seen = true;
         queue.push_back(task_arrival{std::move(*checked), std::move(copy.data), {}});
         took_arrival();
-    }
-    [[nodiscard]] bool acked() const {
-        return std::any_of(queue.begin(), queue.end(),
-                           [](const task_arrival& a) { return std::holds_alternative<a2a::task_ack>(a.message); });
     }
     void took_arrival() {
         last_arrival = clock::now();
@@ -164,6 +162,12 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
     }
     bool no_responders = false;
     std::string service_error;
+    // Kept for the life of the set (start() takes the ack out of the queue).
+    bool ack_seen = false;
+    // A cancel asked for before the ack: the worker subscribes the task's cancel subject
+    // only as it admits the task, so one sent now would reach nobody. start() sends it as
+    // soon as the task is accepted (and drops it with a refusal: nothing runs).
+    std::optional<std::string> held_cancel;
 
     task_result<void> publish(a2a::message m, a2a::task_route route) {
         auto& h = a2a::header_of(m);
@@ -189,6 +193,12 @@ struct detail::task_caller_state : std::enable_shared_from_this<task_caller_stat
         // The number is spent only once the publish went out.
         ++next_outgoing;
         return {};
+    }
+
+    task_result<void> send_cancel(std::string reason) {
+        a2a::task_cancel c;
+        c.reason = std::move(reason);
+        return publish(std::move(c), a2a::task_route::cancel);
     }
 
     void stop_keepalives() {
@@ -300,6 +310,9 @@ asio::awaitable<task_result<a2a::task_ack>> task_caller::start() {
             if (auto* ack = std::get_if<a2a::task_ack>(&it->message)) {
                 auto out = std::move(*ack);
                 st->queue.erase(it);
+                if (auto held = std::exchange(st->held_cancel, std::nullopt); held && out.accepted) {
+                    if (auto sent = st->send_cancel(std::move(*held)); !sent) co_return sent.error();
+                }
                 co_return out;
             }
             if (it->is_terminal()) {
@@ -361,9 +374,12 @@ asio::awaitable<task_result<task_arrival>> task_caller::next() {
 }
 
 task_result<void> task_caller::cancel(std::string reason) {
-    a2a::task_cancel c;
-    c.reason = std::move(reason);
-    return state_->publish(std::move(c), a2a::task_route::cancel);
+    const auto st = state_;
+    if (!st->ack_seen && !st->closed) {
+        st->held_cancel = std::move(reason);
+        return {};
+    }
+    return st->send_cancel(std::move(reason));
 }
 
 task_result<void> task_caller::answer(a2a::task_answer answer) {

@@ -142,6 +142,18 @@ public:
     agent::stop_gate& stop() noexcept { return stop_; }
     void set_subscriptions(std::unique_ptr<a2a_nats::task_subscriptions> s) { subs_ = std::move(s); }
 
+    // The ack, sequence 1, then whatever was queued while the task was being admitted.
+    sent send_ack() {
+        a2a::task_ack ack;
+        ack.accepted = true;
+        const auto s = publish(std::move(ack));
+        if (s == sent::ok) {
+            acked_ = true;
+            publish_queued_events();
+        }
+        return s;
+    }
+
     // Publishes now, after any events still queued: the order and numbering on the wire are
     // those of the calls.
     sent send(a2a::message m) {
@@ -198,10 +210,14 @@ public:
         close();
     }
 
-    // Nothing is published after this (events still queued go first).
+    // Nothing is published after this (events still queued go first; never acked, the task
+    // is refused next, with a reply set of its own, so they are dropped).
     void close() {
         if (closed_) return;
-        publish_queued_events();
+        if (acked_)
+            publish_queued_events();
+        else
+            queued_events_.clear();
         closed_ = true;
         keepalive_timer_.cancel();
         question_timer_.cancel();
@@ -382,6 +398,9 @@ private:
     }
 
     void publish_queued_events() {
+        // Nothing goes before the ack (sequence 1, §6.4): a cancel that came while the task
+        // was being admitted queued its status here, and it follows the ack.
+        if (!acked_) return;
         while (!queued_events_.empty()) {
             auto e = std::move(queued_events_.front());
             queued_events_.pop_front();
@@ -405,6 +424,7 @@ private:
     a2a::reply_sequencer seq_;
     std::deque<a2a::task_event> queued_events_;  // see send_event()
     bool closed_ = false;
+    bool acked_ = false;
     steady_clock::time_point last_publish_ = steady_clock::now();
     asio::steady_timer keepalive_timer_;
     asio::steady_timer question_timer_;
@@ -510,9 +530,7 @@ asio::awaitable<std::unique_ptr<work>> a2a_channel::impl::admit(a2a_nats::inboun
         refuse(in.reply, request, {std::string(rules::code::shutting_down), std::string(rules::text::shutting_down)});
         co_return nullptr;
     }
-    a2a::task_ack ack;
-    ack.accepted = true;
-    if (task->send(std::move(ack)) != sent::ok) {
+    if (task->send_ack() != sent::ok) {
         task->close();
         co_return nullptr;
     }

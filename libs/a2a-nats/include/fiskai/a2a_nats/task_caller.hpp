@@ -119,7 +119,8 @@ public:
     [[nodiscard]] const std::string& task_id() const noexcept;
 
     // The caller's messages to the worker, to `choria.fisk-ai.cancel|elicit.<agent>.<id>`,
-    // numbered from 1.
+    // numbered from 1. A cancel before the ack is held and sent by start() once the task is
+    // accepted: the worker listens for it only from then on.
     task_result<void> cancel(std::string reason);
     // Sends the answer (header filled here) and stops the question's keepalives.
     task_result<void> answer(a2a::task_answer answer);
