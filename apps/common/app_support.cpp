@@ -1,5 +1,8 @@
 #include "app_support.hpp"
 
+#include <fiskai/a2a/protocol.hpp>
+#include <fiskai/gocompat/quote.hpp>
+
 #include <boost/json/array.hpp>
 
 #include <fmt/format.h>
@@ -14,10 +17,16 @@ namespace {
 std::atomic<gocompat::log_format> current_log_format{gocompat::log_format::text};
 }  // namespace
 
-gocompat::logger process_logger() {
-    static const gocompat::logger text = gocompat::stream_logger({.format = gocompat::log_format::text});
-    static const gocompat::logger json = gocompat::stream_logger({.format = gocompat::log_format::json});
-    return [](gocompat::log_level level, std::string_view message, gocompat::log_fields fields) {
+gocompat::logger process_logger() { return process_logger(gocompat::log_level::info); }
+
+gocompat::logger process_logger(gocompat::log_level min_level) {
+    // Both pass every level: the bound is the caller's, the format the flag's.
+    static const gocompat::logger text =
+        gocompat::stream_logger({.format = gocompat::log_format::text, .min_level = gocompat::log_level::debug});
+    static const gocompat::logger json =
+        gocompat::stream_logger({.format = gocompat::log_format::json, .min_level = gocompat::log_level::debug});
+    return [min_level](gocompat::log_level level, std::string_view message, gocompat::log_fields fields) {
+        if (level < min_level) return;
         const auto& target =
             current_log_format.load(std::memory_order_relaxed) == gocompat::log_format::json ? json : text;
         target.log(level, message, fields);
@@ -25,6 +34,18 @@ gocompat::logger process_logger() {
 }
 
 void set_log_format(gocompat::log_format format) { current_log_format.store(format, std::memory_order_relaxed); }
+
+CLI::Validator task_id_validator() {
+    return CLI::Validator(
+        [](const std::string& s) -> std::string {
+            if (a2a::is_valid_request_id(s)) return {};
+            return fmt::format(
+                "--continue {} is not a task id: use the id a previous ask printed "
+                "(letters, digits, '-' and '_', at most 64)",
+                gocompat::quote(s));
+        },
+        "TASK");
+}
 
 void add_log_format_option(CLI::App& app) {
     app.add_option_function<std::string>(

@@ -21,11 +21,17 @@ namespace fiskai::app {
 // and `error: ` prefixes, info plain) until --log-format json selects JSON lines. Every
 // library the app wires gets this one.
 [[nodiscard]] gocompat::logger process_logger();
+// The same, letting records from `min_level` up through (-v: debug).
+[[nodiscard]] gocompat::logger process_logger(gocompat::log_level min_level);
 void set_log_format(gocompat::log_format format);
 
 // `--log-format text|json` on `app`, accepted before or after any of its subcommands
 // (call it after adding them). A bad value is refused naming it and the choices.
 void add_log_format_option(CLI::App& app);
+
+// A `--continue TASK` value: a task id as the a2a protocol has them, or a usage error
+// naming the value and where a good one comes from (checked before anything starts).
+[[nodiscard]] CLI::Validator task_id_validator();
 
 void log_warning(std::string_view text);
 void log_info(std::string_view text);

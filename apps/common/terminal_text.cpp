@@ -3,6 +3,7 @@
 #include <fiskai/gocompat/utf8.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace fiskai::app {
@@ -59,6 +60,23 @@ std::string one_line(std::string_view text, std::size_t max_runes) {
     if (starts.size() <= max_runes) return shown;
     if (max_runes <= 3) return std::string("...").substr(0, max_runes);
     return shown.substr(0, starts[max_runes - 3]) + "...";
+}
+
+std::string shell_word(std::string_view word) {
+    const auto plain = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("-_./:=@%+,").find(c) != std::string_view::npos;
+    };
+    if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) return std::string(word);
+    std::string out = "'";
+    for (const char c : word) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    out += '\'';
+    return out;
 }
 
 }  // namespace fiskai::app

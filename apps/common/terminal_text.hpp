@@ -20,4 +20,9 @@ namespace fiskai::app {
 // (counted in the bound). For summaries and table cells; a whole answer keeps its lines.
 [[nodiscard]] std::string one_line(std::string_view text, std::size_t max_runes);
 
+// `word` as one word for a POSIX shell, for commands printed to be pasted back (the continue
+// hints): as is when it holds only characters no shell treats specially, else in single
+// quotes (a quote inside as '\''). An empty word is ''.
+[[nodiscard]] std::string shell_word(std::string_view word);
+
 }  // namespace fiskai::app

@@ -4,8 +4,10 @@
 // events on stderr, the final text on stdout (or every message as JSON), questions
 // answered at a TTY, the first Ctrl-C a cancel. Exit codes as `fisk-ai-serve run`.
 
+#include "app_support.hpp"
 #include "nats_commands.hpp"
 #include "task_terminal.hpp"
+#include "terminal_text.hpp"
 
 #include <fiskai/a2a/protocol.hpp>
 #include <fiskai/a2a_nats/task_caller.hpp>
@@ -116,7 +118,11 @@ asio::awaitable<int> run_ask(std::shared_ptr<ask_options> o, std::string prompt,
     a2a_nats::task_caller caller(*nats->nats(), ex, std::move(c));
 
     fiskai::app::task_terminal_options t;
+    // The session is the worker's, the sender's and the task's: the hint names the same
+    // broker and the same sender, or following it would start another conversation.
     t.continue_command = fmt::format("fisk-ai-a2a ask {}", o->agent);
+    if (!o->context.empty()) t.continue_command += " --context " + fiskai::app::shell_word(o->context);
+    if (o->identity != ask_options{}.identity) t.continue_command += " --identity " + o->identity;
     t.json = o->json;
     t.questions = o->defer_questions     ? fiskai::app::question_mode::defer
                   : o->decline_questions ? fiskai::app::question_mode::decline
@@ -155,15 +161,7 @@ subcommand add_ask_command(CLI::App& parent) {
             },
             "NAME"));
     cmd->add_option("--continue", o->continue_task, "Continue the task with this id instead of starting one")
-        ->check(CLI::Validator(
-            [](const std::string& s) -> std::string {
-                if (is_valid_request_id(s)) return {};
-                return fmt::format(
-                    "--continue {} is not a task id: use the id a previous ask printed "
-                    "(letters, digits, '-' and '_', at most 64)",
-                    gocompat::quote(s));
-            },
-            "TASK"));
+        ->check(fiskai::app::task_id_validator());
     cmd->add_option("--context-file", o->context_file, "A file whose text goes with the prompt as its context");
     cmd->add_option("--hint", o->hints, "A tool the agent should consider (repeatable)");
     cmd->add_option("--max-tokens", o->max_tokens, "Lower the agent's token budget for this task")

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "task_terminal.hpp"
+#include "terminal_text.hpp"
 
 #include <fiskai/a2a_nats/task_caller.hpp>
 #include <fiskai/conns/connection.hpp>
@@ -40,6 +41,14 @@
 #include <iterator>
 #include <list>
 #include <random>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace fiskai::serve_app {
@@ -63,17 +72,18 @@ constexpr int run_could_not_start = 2;
 constexpr std::string_view nats_server_path = "/usr/sbin/nats-server";
 constexpr std::string_view terminal_identity = "fisk-ai-terminal";
 
-// The hosted config (§9.1): only the a2a channel, one worker, questions over a2a; no tool
-// serving, no MCP serving, no queue, no Slack.
+// The hosted config (§9.1): `expose` replaced by {agent: {workers: 1, a2a: {prompts:
+// {elicitation: true}}}}: only the a2a channel, one worker, questions over a2a; no tool
+// serving, no MCP serving, no queue, no Slack, and the agent's other settings (work_dir,
+// the timeouts) at their defaults, whatever a worker's config says.
 config::config hosted_config(config::config cfg) {
     cfg.mcp.reset();
     config::a2a_settings a2a;
     a2a.prompts = config::a2a_prompts_settings{};
     a2a.prompts->elicitation = true;
     cfg.a2a = a2a;
+    cfg.serve = config::serve_settings{};
     cfg.serve.workers = 1;
-    cfg.serve.queue.reset();
-    cfg.serve.slack.reset();
     return cfg;
 }
 
@@ -84,6 +94,51 @@ std::string random_token() {
     for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", rd());
     return out;
 }
+
+// --chat's prompts after the first: stdin read a line at a time on a thread of its own
+// (read(2), not std::cin, so nothing waits in a stdio buffer where poll cannot see it); the
+// rest of what was read waits for the next prompt. A write to `stop` ends the wait.
+struct chat_input {
+    std::string pending;
+    bool eof = false;
+    int stop = ::eventfd(0, EFD_CLOEXEC);
+
+    chat_input() {
+        if (stop < 0) throw std::runtime_error(fmt::format("cannot create an eventfd: {}", std::strerror(errno)));
+    }
+    ~chat_input() { ::close(stop); }
+    chat_input(const chat_input&) = delete;
+    chat_input& operator=(const chat_input&) = delete;
+
+    // The next line without its line end; nullopt at the end of input or once stopped.
+    std::optional<std::string> next_line() {
+        for (;;) {
+            if (const auto nl = pending.find('\n'); nl != std::string::npos) {
+                std::string line = pending.substr(0, nl);
+                pending.erase(0, nl + 1);
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                return line;
+            }
+            if (eof) {
+                if (pending.empty()) return std::nullopt;
+                return std::exchange(pending, {});
+            }
+            pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {stop, POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0) {
+                if (errno == EINTR) continue;
+                return std::nullopt;
+            }
+            if (fds[1].revents != 0) return std::nullopt;
+            char buf[4096];
+            const auto n = ::read(STDIN_FILENO, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                eof = true;
+            else
+                pending.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+};
 
 std::string read_all_stdin() {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
@@ -179,7 +234,25 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
     std::list<a2a_nats::task_caller> callers;
     std::string task = o.continue_task;
     int code = fiskai::app::task_exit::result;
-    for (;;) {
+    // A Ctrl-C while the agent was starting found no task to cancel: none is sent.
+    if (rt.draining()) {
+        fmt::print(stderr, "interrupted before the task was sent\n");
+        code = fiskai::app::task_exit::interrupted;
+    }
+    // At the `> ` prompt a Ctrl-C ends the chat: the hook wakes the reading thread through
+    // `stop` (a signal may not reach that thread, and an io_context that still waits for it
+    // would never return). The hook outlives this coroutine: it writes only while a read is
+    // under way.
+    chat_input input;
+    const auto reading = std::make_shared<bool>(false);
+    if (o.chat) {
+        rt.on_drain([reading, stop = input.stop] {
+            if (!*reading) return;
+            const std::uint64_t one = 1;
+            [[maybe_unused]] const auto n = ::write(stop, &one, sizeof one);
+        });
+    }
+    while (!rt.draining()) {
         a2a_nats::task_caller_options c;
         c.agent = cfg.identity;
         c.self = std::string(terminal_identity);
@@ -189,7 +262,7 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
         c.log = log;
         auto& caller = callers.emplace_back(*caller_nats, ex, std::move(c));
         fiskai::app::task_terminal_options t;
-        t.continue_command = fmt::format("fisk-ai-serve run --config {}", o.config_path);
+        t.continue_command = fmt::format("fisk-ai-serve run --config {}", fiskai::app::shell_word(o.config_path));
         t.json = o.json;
         code = co_await fiskai::app::run_task_at_terminal(caller, rt, std::move(t));
         if (task.empty()) task = caller.task_id();
@@ -198,11 +271,10 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
         // The next prompt, read off the io thread so a Ctrl-C is still handled.
         fmt::print(stderr, "> ");
         std::fflush(stderr);
-        auto next = co_await jetstream::offload_to_thread([]() -> std::optional<std::string> {
-            std::string line;
-            if (!std::getline(std::cin, line)) return std::nullopt;
-            return line;
-        });
+        *reading = true;
+        auto next = co_await jetstream::offload_to_thread([&input] { return input.next_line(); });
+        *reading = false;
+        if (rt.draining()) fmt::print(stderr, "\n");  // the prompt's line, ended by the Ctrl-C
         if (!next || next->empty()) break;
         prompt = std::move(*next);
     }
@@ -250,7 +322,8 @@ subcommand add_run_command(CLI::App& parent) {
     auto* cmd = parent.add_subcommand("run", "Host the agent on a private local broker and run one task from here");
     cmd->add_option("-c,--config", o->config_path, "The fisk-ai YAML configuration (mode agent; expose is replaced)");
     cmd->add_option("prompt", o->prompt, "The prompt (else stdin when it is not a terminal)");
-    cmd->add_option("--continue", o->continue_task, "Continue task TASK (its session) with this prompt");
+    cmd->add_option("--continue", o->continue_task, "Continue task TASK (its session) with this prompt")
+        ->check(fiskai::app::task_id_validator());
     cmd->add_flag("--chat", o->chat, "After each answer read the next prompt and continue (empty line or EOF ends)");
     cmd->add_flag("--no-stream", o->no_stream, "Print only the final answer, no progress events");
     cmd->add_flag("--json", o->json, "Print every reply message on stdout, one JSON object per line");

@@ -218,7 +218,14 @@ asio::awaitable<int> run_check(serve_options o) {
     auto res = co_await build(cfg, o);
     std::string queue_line;
     std::exception_ptr failure;
-    if (cfg.queue_channel_enabled()) {
+    if (cfg.slack_channel_enabled()) {
+        // The tokens and the API URL as serve reads them; check connects to nothing.
+        if (auto options = serve::slack_channel_options_from(*cfg.serve.slack, cfg.identity, serve_logger(o.verbose));
+            !options) {
+            failure = std::make_exception_ptr(std::runtime_error(options.error()));
+        }
+    }
+    if (!failure && cfg.queue_channel_enabled()) {
         try {
             // Bound and released at once: it fetches nothing, so no job is taken.
             const auto ex = co_await asio::this_coro::executor;
@@ -343,6 +350,12 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
         if (auto s = weak_srv.lock()) s->cancel();
         if (auto tools = weak_tools.lock()) tools->cancel();
     });
+    // A signal that came while the worker was starting found no hook yet: the server drains
+    // before it runs (it starts nothing and returns), and the next signal cancels.
+    if (rt.draining()) {
+        fiskai::app::log_info("shutting down: a stop came during startup; taking no work");
+        srv->drain();
+    }
 
     fmt::print(stderr, "{}", banner(cfg, *res, std::move(lines), served_tools));
     std::fflush(stderr);
@@ -372,9 +385,7 @@ bool missing_config(const std::string& config_path) {
 }
 
 gocompat::logger serve_logger(bool verbose) {
-    if (!verbose) return fiskai::app::process_logger();
-    static const gocompat::logger debug = gocompat::stream_logger({.min_level = gocompat::log_level::debug});
-    return debug;
+    return fiskai::app::process_logger(verbose ? gocompat::log_level::debug : gocompat::log_level::info);
 }
 
 subcommand add_serve_command(CLI::App& parent, CLI::App& top_level) {

@@ -196,8 +196,22 @@ TEST_CASE("ask: a terminal error exits 1, a refusal 3, a suspended result 4", "[
         auto p = env.ask("suspended", {"svc", "x"});
         REQUIRE(p->wait() == 4);
         const auto r = worker.requests().at(0).request;
-        CHECK(p->stderr_text().find("suspended; continue with: fisk-ai-a2a ask svc --continue " + r +
+        // The hint names the same broker: the session is the worker's, the sender's and the task's.
+        CHECK(p->stderr_text().find("suspended; continue with: fisk-ai-a2a ask svc --context local --continue " + r +
                                     " \"<prompt>\"") != std::string::npos);
+    }
+    SECTION("suspended, from another sender: the hint sends as that sender again") {
+        fake_task_worker worker(*env.worker_conn, "svc", [&](task_run& t) {
+            t.ack();
+            t.result("suspended", "stopped before the second tool");
+        });
+        auto p = env.ask("suspended-as", {"svc", "x", "--identity", "ops-bot"});
+        REQUIRE(p->wait() == 4);
+        const auto request = worker.requests().at(0);
+        CHECK(request.sender.name == "ops-bot");
+        CHECK(p->stderr_text().find("suspended; continue with: fisk-ai-a2a ask svc --context local --identity ops-bot "
+                                    "--continue " +
+                                    request.request + " \"<prompt>\"") != std::string::npos);
     }
 }
 
@@ -321,7 +335,8 @@ TEST_CASE("ask: the first Ctrl-C sends cancel and the suspended result exits 4",
     REQUIRE(c);
     CHECK(c->reason == "interrupted at the terminal");
     CHECK(c->sequence == 1);
-    CHECK(p->stderr_text().find("suspended; continue with: fisk-ai-a2a ask svc --continue") != std::string::npos);
+    CHECK(p->stderr_text().find("suspended; continue with: fisk-ai-a2a ask svc --context local --continue") !=
+          std::string::npos);
 }
 
 TEST_CASE("ask: a second Ctrl-C exits 130", "[ask][app]") {

@@ -65,6 +65,8 @@ public:
     pty_child(const pty_child&) = delete;
     pty_child& operator=(const pty_child&) = delete;
 
+    void signal(int sig) const { ::kill(pid_, sig); }
+
     void type(const std::string& text) const {
         REQUIRE(::write(master_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
     }
@@ -157,4 +159,43 @@ harness:
     CHECK_THAT(err,
                Contains(R"(← stream_rm ok: {"command":"stream rm -- ORDERS","output":"removed stream ORDERS\n"})"));
     CHECK(run.output() == "ORDERS is gone.\n");
+}
+
+TEST_CASE("run --chat at a pseudo-terminal: a Ctrl-C at the prompt ends the chat at once", "[serve_run][pty]") {
+    test::scratch_dir dir;
+    const auto script = dir.write("script.json", R"({"conversations":[
+ {"name":"quick","steps":[{"reply":{"content":[{"type":"text","text":"Forty-two."}],"stop_reason":"end_turn"}}]}]})");
+    test::fake_llm_process fake(FISKAI_FAKE_LLM,
+                                std::vector<std::string>{"--script", script, "--port", "0", "--exit-with-parent"});
+    const auto config = dir.write("agent.yaml", fmt::format(R"(identity: tester
+system_prompt: You help.
+application_path: {}
+llm:
+  model: fake
+  base_url: http://127.0.0.1:{}
+  max_retries: 0
+harness:
+  sessions:
+    backend: file
+    options:
+      directory: {}
+)",
+                                                            FISK_DEMO_PATH, fake.port(), (dir.path / "runs").string()));
+    const auto err_path = (dir.path / "chat.err").string();
+    pty_child run({FISK_AI_SERVE_PATH, "run", "--chat", "--config", config, "what is the answer"},
+                  {"ANTHROPIC_API_KEY=test-key"}, err_path);
+    // The answer, then the prompt for the next turn, read from the terminal on a thread.
+    const bool prompted = test::wait_until(
+        [&] {
+            const auto err = test::slurp(err_path);
+            return err.size() >= 2 && err.substr(err.size() - 2) == "> ";
+        },
+        30s);
+    INFO(test::slurp(err_path));
+    REQUIRE(prompted);
+    run.signal(SIGINT);               // the terminal's Ctrl-C, to this process alone
+    const int code = run.finish(8s);  // well inside the 10 s a stuck read would take to be cut off
+    INFO(test::slurp(err_path));
+    CHECK(code == 0);
+    CHECK(run.output() == "Forty-two.\n");
 }

@@ -217,6 +217,66 @@ TEST_CASE("run hosts the agent on its own broker: the answer on stdout, events o
     CHECK(std::count(after.out.begin(), after.out.end(), '{') == std::count(before.out.begin(), before.out.end(), '{'));
 }
 
+TEST_CASE("serve: a SIGTERM while the worker starts drains it once it is up, and exits 0", "[serve_run]") {
+    worker_env e;
+    // The application, read at startup, answers slowly: the stop comes while it is read.
+    const auto started = e.dir.path / "app-started";
+    const auto app = e.dir.write("slow-app", fmt::format("#!/bin/sh\n/bin/touch {}\n/bin/sleep 2\nexec {} \"$@\"\n",
+                                                         started.string(), FISK_DEMO_PATH));
+    fs::permissions(app, fs::perms::owner_all);
+    auto text = slurp(e.config);
+    text.replace(text.find(FISK_DEMO_PATH), std::string_view(FISK_DEMO_PATH).size(), app);
+    const auto config = e.dir.write("slow.yaml", text);
+    child worker({FISK_AI_SERVE_PATH, "--config", config, "--embedded-broker"}, {"ANTHROPIC_API_KEY=test-key"},
+                 e.dir.path / "slow.out", e.dir.path / "slow.err");
+    REQUIRE(wait_until([&] { return fs::exists(started); }, 20s));
+    worker.signal(SIGTERM);
+    const int code = worker.wait(30s);
+    INFO(worker.err());
+    CHECK(code == 0);
+    CHECK_THAT(worker.err(), Catch::Contains("shutting down: a stop came during startup; taking no work"));
+    CHECK_THAT(worker.err(), Catch::Contains("fisk-ai-serve stopped"));
+}
+
+TEST_CASE("run replaces the config's expose: a worker's work_dir does not reach the hosted run", "[serve_run]") {
+    worker_env e;
+    // A work_dir no run could use (a regular file): serve would fail every task with it.
+    const auto not_a_dir = e.dir.write("not-a-dir", "x");
+    auto text = slurp(e.config);
+    text.replace(text.find("    workers: 1\n"), 15, "    workers: 1\n    work_dir: " + not_a_dir + "\n");
+    const auto config = e.dir.write("work-dir.yaml", text);
+    const auto r = test::run_shell(fmt::format("ANTHROPIC_API_KEY=test-key {} run --config {} what is the answer 2>&1",
+                                               FISK_AI_SERVE_PATH, config));
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("Forty-two."));
+}
+
+TEST_CASE("run -v --log-format json writes the hosted worker's records as JSON lines", "[serve_run]") {
+    worker_env e;
+    const auto r = test::run_shell(
+        fmt::format("ANTHROPIC_API_KEY=test-key {} run -v --log-format json --config {} what is the answer 2>{}",
+                    FISK_AI_SERVE_PATH, e.config, (e.dir.path / "json.err").string()));
+    const auto err = slurp(e.dir.path / "json.err");
+    INFO(err);
+    CHECK(r.exit_code == 0);
+    bool seen = false;
+    std::size_t at = 0;
+    while (at < err.size()) {
+        const auto end = err.find('\n', at);
+        const auto line = err.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        at = end == std::string::npos ? err.size() : end + 1;
+        if (line.find("work started") == std::string::npos) continue;
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(line, ec);
+        INFO(line);
+        REQUIRE_FALSE(ec);
+        CHECK(v.at("msg") == "work started");
+        seen = true;
+    }
+    CHECK(seen);
+}
+
 TEST_CASE("run: the first Ctrl-C sends cancel, the second cancels the hosted run and exits 130", "[serve_run]") {
     worker_env e;
     child run({FISK_AI_SERVE_PATH, "run", "--config", e.config, "do it slowly"}, {"ANTHROPIC_API_KEY=test-key"},

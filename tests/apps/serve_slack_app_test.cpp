@@ -97,10 +97,10 @@ expose:
                                                      llm->port(), (dir.path / "runs").string(), slack->port()));
     }
 
-    std::unique_ptr<child> spawn(std::vector<std::string> env) {
+    std::unique_ptr<child> spawn(std::vector<std::string> env, const std::string& subcommand = "serve") {
         ++starts;
-        return std::make_unique<child>(std::vector<std::string>{FISK_AI_SERVE_PATH, "serve", "--config", config}, env,
-                                       dir.path / fmt::format("worker{}.out", starts),
+        return std::make_unique<child>(std::vector<std::string>{FISK_AI_SERVE_PATH, subcommand, "--config", config},
+                                       env, dir.path / fmt::format("worker{}.out", starts),
                                        dir.path / fmt::format("worker{}.err", starts));
     }
 
@@ -182,12 +182,16 @@ TEST_CASE(
     e.stop();
 }
 
-TEST_CASE("fisk-ai-serve serve with Slack refuses to start without the tokens in the environment", "[serve_slack]") {
+TEST_CASE("fisk-ai-serve serve with Slack refuses to start without the tokens in the environment, check too",
+          "[serve_slack]") {
     slack_worker_env e;
-    auto worker = e.spawn({"TEST_SLACK_APP_TOKEN=xapp-test", "ANTHROPIC_API_KEY=test-key"});
-    const int code = worker->wait(20s);
-    INFO(worker->err());
-    CHECK(code != 0);
-    CHECK_THAT(worker->err(), Catch::Contains("slack: environment variable TEST_SLACK_BOT_TOKEN is not set; export the "
-                                              "bot token (xoxb-…)"));
+    for (const auto* subcommand : {"serve", "check"}) {
+        INFO(subcommand);
+        auto worker = e.spawn({"TEST_SLACK_APP_TOKEN=xapp-test", "ANTHROPIC_API_KEY=test-key"}, subcommand);
+        const int code = worker->wait(20s);
+        INFO(worker->err());
+        CHECK(code == 1);
+        CHECK_THAT(worker->err(), Catch::Contains("slack: environment variable TEST_SLACK_BOT_TOKEN is not set; export "
+                                                  "the bot token (xoxb-…)"));
+    }
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 using fiskai::app::one_line;
+using fiskai::app::shell_word;
 using fiskai::app::terminal_safe;
 
 TEST_CASE("terminal_safe shows controls in caret notation and keeps lines", "[terminal_text]") {
@@ -52,4 +53,14 @@ TEST_CASE("one_line reads only what it can show of a very long text", "[terminal
     const auto shown = one_line(huge, 48);
     CHECK(shown.size() == 48);
     CHECK(shown.substr(45) == "...");
+}
+
+TEST_CASE("shell_word keeps plain words and single-quotes the rest, so a printed command pastes back",
+          "[terminal_text]") {
+    CHECK(shell_word("local") == "local");
+    CHECK(shell_word("/etc/fisk-ai/serve.yaml") == "/etc/fisk-ai/serve.yaml");
+    CHECK(shell_word("my config.yaml") == "'my config.yaml'");
+    CHECK(shell_word("it's") == "'it'\\''s'");
+    CHECK(shell_word("$(rm -rf ~)") == "'$(rm -rf ~)'");
+    CHECK(shell_word("") == "''");
 }
