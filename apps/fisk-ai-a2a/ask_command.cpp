@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -99,6 +100,13 @@ asio::awaitable<int> run_ask(std::shared_ptr<ask_options> o, std::string prompt,
     c.accept_timeout = as_steady(o->accept_timeout);
     c.log = stderr_logger();
     if (!o->context_file.empty()) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(o->context_file, ec)) {
+            // An ifstream opens a directory and reads nothing: the context would go empty.
+            fmt::print(stderr, "cannot read --context-file {}: it is a directory; pass a file\n",
+                       gocompat::quote(o->context_file));
+            co_return task_exit::not_started;
+        }
         std::ifstream in(o->context_file, std::ios::binary);
         if (!in) {
             fmt::print(stderr, "cannot read --context-file {}: {}; pass a readable file\n",

@@ -308,7 +308,9 @@ asio::awaitable<int> run_serve(fiskai::app::runtime& rt, serve_options o) {
         failure = std::current_exception();
     }
     if (!failure && channels.empty() && !tool_service && !queue) {
-        failure = std::make_exception_ptr(std::runtime_error("this build of fisk-ai-serve has no a2a channel yet"));
+        // libs/config refuses such a config (validate_serve): reaching this is a bug.
+        failure = std::make_exception_ptr(
+            std::runtime_error("bug: no channel was built although the config names one; please report it"));
     }
     if (failure) {
         channels.clear();

@@ -121,6 +121,39 @@ void print_show(const runstate::run_state& rs, bool transcript) {
     }
 }
 
+// `show --json`: the summary's fields as one object; with --transcript, its lines too.
+void print_show_json(const runstate::run_state& rs, bool transcript) {
+    boost::json::object out{
+        {"id", rs.run_id},
+        {"status", status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt)},
+        {"message", rs.terminal ? rs.terminal->message : std::string()},
+        {"model", rs.fingerprint.model},
+        {"created", gocompat::format_rfc3339_nano(rs.created)},
+        {"next_iteration", rs.next_iteration},
+        {"llm_calls", rs.counters.llm_calls},
+        {"tool_calls", rs.counters.tool_calls},
+        {"remote_tool_calls", rs.counters.remote_tool_calls},
+        {"in_tokens", rs.counters.in_tokens},
+        {"out_tokens", rs.counters.out_tokens},
+        {"pending", rs.pending.has_value()},
+        {"prompt", rs.prompt},
+    };
+    if (transcript) {
+        boost::json::array lines;
+        for (const auto& m : rs.messages) {
+            const char* who = m.who == llm::role::user ? "user" : "assistant";
+            for (const auto& b : m.content)
+                lines.push_back(boost::json::object{{"role", who}, {"text", block_line(b)}});
+        }
+        if (rs.pending) {
+            for (const auto& b : rs.pending->assistant.content)
+                lines.push_back(boost::json::object{{"role", "assistant (pending)"}, {"text", block_line(b)}});
+        }
+        out["transcript"] = std::move(lines);
+    }
+    fmt::print("{}\n", boost::json::serialize(out));
+}
+
 asio::awaitable<int> run_session(session_options o) {
     if (missing_config(o.config_path)) co_return fiskai::app::exit_code::usage;
     auto s = open_store(o);
@@ -179,7 +212,10 @@ asio::awaitable<int> run_session(session_options o) {
             throw std::runtime_error(fmt::format("session {} in {} cannot be read: {}", gocompat::quote(o.id),
                                                  s->store->location(), loaded.error().message));
         }
-        print_show(*loaded, o.transcript);
+        if (o.json)
+            print_show_json(*loaded, o.transcript);
+        else
+            print_show(*loaded, o.transcript);
         co_return exit_code::ok;
     }
     // Removing is idempotent (as Go's store is), but the line says what happened.
@@ -187,7 +223,9 @@ asio::awaitable<int> run_session(session_options o) {
     if (!existed) throw std::runtime_error(existed.error().message);
     auto removed = co_await s->store->remove(o.id);
     if (!removed) throw std::runtime_error(removed.error().message);
-    if (*existed) {
+    if (o.json) {
+        fmt::print("{}\n", boost::json::serialize(boost::json::object{{"id", o.id}, {"removed", *existed}}));
+    } else if (*existed) {
         fmt::print("Removed session {}\n", o.id);
     } else {
         fmt::print("No session {} in {}; nothing to remove\n", o.id, s->store->location());
@@ -202,7 +240,9 @@ subcommand add_session_command(CLI::App& parent) {
     auto* cmd = parent.add_subcommand("session", "Inspect the configured session store (harness.sessions)");
     cmd->require_subcommand(1);
     cmd->add_option("-c,--config", o->config_path, "The fisk-ai YAML configuration naming the session store");
-    cmd->add_flag("--json", o->json, "ls: one JSON array on stdout");
+    cmd->add_flag("--json", o->json,
+                  "JSON on stdout: ls one array of sessions, show one object (with --transcript its lines), rm "
+                  "{id, removed}");
     o->ls = cmd->add_subcommand("ls", "List the sessions, newest first");
     o->show = cmd->add_subcommand("show", "Show one session's summary");
     o->show->add_option("id", o->id, "The session id")->required();

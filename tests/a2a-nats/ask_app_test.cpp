@@ -223,6 +223,16 @@ TEST_CASE("ask: nobody serving the agent exits 2 with the no-responders text", "
                                 "responders available for request") != std::string::npos);
 }
 
+TEST_CASE("ask: a --context-file that is a directory is refused, not sent as an empty context", "[ask][app]") {
+    ask_env env;
+    fake_task_worker worker(*env.worker_conn, "svc", normal_run);
+    auto p = env.ask("context-dir", {"svc", "x", "--context-file", env.dir.string()});
+    REQUIRE(p->wait() == 2);
+    CHECK(p->stderr_text().find("cannot read --context-file \"" + env.dir.string() +
+                                "\": it is a directory; pass a file") != std::string::npos);
+    CHECK(worker.requests().empty());
+}
+
 TEST_CASE("ask: --json prints every message of the reply set, one a line", "[ask][app]") {
     ask_env env;
     fake_task_worker worker(*env.worker_conn, "svc", normal_run);

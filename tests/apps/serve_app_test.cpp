@@ -229,6 +229,20 @@ TEST_CASE("session ls, show and rm read the configured store", "[serve_app]") {
     REQUIRE(transcript.exit_code == 0);
     CHECK_THAT(transcript.out, Contains("--- transcript ---\n\nuser: " + long_prompt + "\nassistant: There are 42.\n"));
 
+    const auto shown_json = session("show s1 --transcript --json");
+    INFO(shown_json.out);
+    REQUIRE(shown_json.exit_code == 0);
+    const auto summary = json::parse(shown_json.out).as_object();
+    CHECK(summary.at("id") == "s1");
+    CHECK(summary.at("status") == "completed");
+    CHECK(summary.at("model") == "claude-test");
+    CHECK(summary.at("llm_calls") == 1);
+    CHECK(summary.at("pending") == false);
+    CHECK(summary.at("prompt").as_string() == long_prompt);
+    const auto& lines = summary.at("transcript").as_array();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[1] == json::object{{"role", "assistant"}, {"text", "There are 42."}});
+
     const auto missing = session("show nope");
     CHECK(missing.exit_code == 1);
     CHECK_THAT(missing.out, StartsWith("fisk-ai-serve: error: "));
@@ -246,6 +260,8 @@ TEST_CASE("session ls, show and rm read the configured store", "[serve_app]") {
     CHECK(rm.out == "Removed session s1\n");
     const auto after = session("ls --json");
     CHECK(json::parse(after.out).as_array().size() == 2);
+    CHECK(json::parse(session("rm s2 --json").out) == json::object{{"id", "s2"}, {"removed", true}});
+    CHECK(json::parse(session("rm s2 --json").out) == json::object{{"id", "s2"}, {"removed", false}});
     const auto again = session("rm s1");
     CHECK(again.exit_code == 0);
     CHECK(again.out == fmt::format("No session s1 in {}; nothing to remove\n", runs));
