@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 namespace fiskai::a2a_nats::detail {
@@ -24,23 +26,41 @@ message_copy copy_message(natsMsg* msg) {
     return out;
 }
 
+struct async_subscription::delivery {
+    handler deliver;
+    // Held for each call, and to close. Recursive: a handler may drop the last owner of what
+    // it serves, whose destructor unsubscribes on this thread.
+    std::recursive_mutex mutex;
+    bool open = true;
+};
+
 namespace {
 
+using delivery_ref = std::shared_ptr<async_subscription::delivery>;
+
 void on_message(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
-    try {
-        (*static_cast<async_subscription::handler*>(closure))(msg);
-    } catch (...) {  // nothing may escape into C
+    const auto& d = *static_cast<delivery_ref*>(closure);
+    {
+        const std::lock_guard lock(d->mutex);
+        if (d->open) {
+            try {
+                d->deliver(msg);
+            } catch (...) {  // nothing may escape into C
+            }
+        }
     }
     natsMsg_Destroy(msg);
 }
 
-void on_complete(void* closure) { delete static_cast<async_subscription::handler*>(closure); }
+void on_complete(void* closure) { delete static_cast<delivery_ref*>(closure); }
 
 }  // namespace
 
 std::unique_ptr<async_subscription> async_subscription::subscribe(natsConnection* nc, const std::string& subject,
                                                                   const std::string& queue, handler h) {
-    auto* closure = new handler(std::move(h));
+    auto shared = std::make_shared<delivery>();
+    shared->deliver = std::move(h);
+    auto* closure = new delivery_ref(shared);
     natsSubscription* sub = nullptr;
     const natsStatus s =
         queue.empty() ? natsConnection_Subscribe(&sub, nc, subject.c_str(), on_message, closure)
@@ -56,6 +76,7 @@ std::unique_ptr<async_subscription> async_subscription::subscribe(natsConnection
     }
     std::unique_ptr<async_subscription> out(new async_subscription);
     out->sub_ = sub;
+    out->delivery_ = std::move(shared);
     return out;
 }
 
@@ -63,8 +84,14 @@ async_subscription::~async_subscription() { unsubscribe(); }
 
 void async_subscription::unsubscribe() noexcept {
     if (!sub_) return;
+    {
+        // Waits out a call under way; none starts after this.
+        const std::lock_guard lock(delivery_->mutex);
+        delivery_->open = false;
+    }
     conns::retire_subscription(sub_);  // destroyed late: see there
     sub_ = nullptr;
+    delivery_.reset();
 }
 
 }  // namespace fiskai::a2a_nats::detail

@@ -63,12 +63,15 @@ private:
 };
 
 // An asynchronous subscription whose handler runs on a nats.c thread. The handler may only
-// copy and post (the message is freed when it returns). nats.c may still be inside the
-// handler after unsubscribe(), so the handler is freed only by the subscription's
-// completion callback, the last call nats.c makes for it.
+// copy and post (the message is freed when it returns). nats.c may still deliver after
+// unsubscribe(), so its hold on the handler ends only with the subscription's completion
+// callback, the last call nats.c makes for it; but unsubscribe() is a barrier for the handler:
+// once it returns, no handler call is under way and none starts. So what the handler posts
+// to (an io_context its owner may destroy next) is never reached after that.
 class async_subscription {
 public:
     using handler = std::function<void(natsMsg*)>;
+    struct delivery;  // the handler and whether it may still run
 
     // Throws boost::system::system_error-free std::runtime_error with nats.c's text.
     static std::unique_ptr<async_subscription> subscribe(natsConnection* nc, const std::string& subject,
@@ -79,6 +82,9 @@ public:
 private:
     async_subscription() = default;
     natsSubscription* sub_ = nullptr;
+    // Shared with nats.c's closure, which its completion callback frees: that may come first
+    // (the connection closed).
+    std::shared_ptr<delivery> delivery_;
 };
 
 }  // namespace fiskai::a2a_nats::detail
