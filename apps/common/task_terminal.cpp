@@ -27,6 +27,32 @@ namespace fiskai::app {
 namespace asio = boost::asio;
 namespace a2a_nats = fiskai::a2a_nats;
 
+read_outcome read_more(int fd, int stop_fd, std::string& pending) {
+    for (;;) {
+        pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+        if (::poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return read_outcome::stopped;
+        }
+        if (fds[1].revents != 0) return read_outcome::stopped;
+        char buf[4096];
+        const auto n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return read_outcome::end;
+        pending.append(buf, static_cast<std::size_t>(n));
+        return read_outcome::data;
+    }
+}
+
+std::optional<std::string> take_line(std::string& pending) {
+    const auto nl = pending.find('\n');
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = pending.substr(0, nl);
+    pending.erase(0, nl + 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+}
+
 namespace {
 
 void err_line(std::string_view text) {
@@ -42,27 +68,15 @@ public:
         if (::pipe(stop_) != 0) throw std::runtime_error("cannot create the terminal reader's pipe");
         thread_ = std::thread([this, ex, on_line = std::move(on_line)] {
             std::string pending;
-            char buf[512];
             for (;;) {
-                pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
-                if (::poll(fds, 2, -1) < 0) {
-                    if (errno == EINTR) continue;
-                    break;
-                }
-                if (fds[1].revents != 0) return;
-                const auto n = ::read(fd_, buf, sizeof buf);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) {
+                const auto read = read_more(fd_, stop_[0], pending);
+                if (read == read_outcome::stopped) return;
+                if (read == read_outcome::end) {
                     asio::post(ex, [on_line] { on_line(std::nullopt); });
                     return;
                 }
-                pending.append(buf, static_cast<std::size_t>(n));
-                for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-                    std::string line = pending.substr(0, nl);
-                    if (!line.empty() && line.back() == '\r') line.pop_back();
-                    pending.erase(0, nl + 1);
-                    asio::post(ex, [on_line, line = std::move(line)] { on_line(line); });
-                }
+                while (auto line = take_line(pending))
+                    asio::post(ex, [on_line, line = std::move(*line)] { on_line(line); });
             }
         });
     }

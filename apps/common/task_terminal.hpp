@@ -9,6 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
 #include <string>
 
 namespace fiskai::a2a_nats {
@@ -51,6 +52,21 @@ struct task_terminal_options {
 
 inline constexpr const char* cannot_ask_reason = "the caller cannot ask a human";
 inline constexpr const char* cancel_reason = "interrupted at the terminal";
+
+// Reading lines off a descriptor on a thread of its own, which another thread stops through
+// a second descriptor (a signal may not reach that thread): the question reader here and
+// `run --chat`'s prompt.
+enum class read_outcome {
+    data,     // something was appended
+    end,      // end of input, or a read error
+    stopped,  // `stop_fd` became readable (or the wait itself failed)
+};
+// Waits until `fd` or `stop_fd` is readable; then appends what one read(2) of `fd` returns
+// to `pending`.
+[[nodiscard]] read_outcome read_more(int fd, int stop_fd, std::string& pending);
+// The first whole line of `pending`, without its line end (nor a '\r' before it), taken out
+// of it; nullopt while `pending` holds no line end.
+[[nodiscard]] std::optional<std::string> take_line(std::string& pending);
 
 // Starts the task and follows it to its end; returns the task_exit code. The first drain
 // of `rt` (first Ctrl-C) sends cancel; its cancel stage (second Ctrl-C) ends with 130.

@@ -47,7 +47,6 @@
 #include <optional>
 #include <utility>
 
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -110,32 +109,20 @@ struct chat_input {
     chat_input(const chat_input&) = delete;
     chat_input& operator=(const chat_input&) = delete;
 
-    // The next line without its line end; nullopt at the end of input or once stopped.
+    // The next line without its line end (a last one without any, as getline gives it);
+    // nullopt at the end of input or once stopped.
     std::optional<std::string> next_line() {
         for (;;) {
-            if (const auto nl = pending.find('\n'); nl != std::string::npos) {
-                std::string line = pending.substr(0, nl);
-                pending.erase(0, nl + 1);
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                return line;
-            }
+            if (auto line = fiskai::app::take_line(pending)) return line;
             if (eof) {
                 if (pending.empty()) return std::nullopt;
                 return std::exchange(pending, {});
             }
-            pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {stop, POLLIN, 0}};
-            if (::poll(fds, 2, -1) < 0) {
-                if (errno == EINTR) continue;
-                return std::nullopt;
+            switch (fiskai::app::read_more(STDIN_FILENO, stop, pending)) {
+                case fiskai::app::read_outcome::stopped: return std::nullopt;
+                case fiskai::app::read_outcome::end: eof = true; break;
+                case fiskai::app::read_outcome::data: break;
             }
-            if (fds[1].revents != 0) return std::nullopt;
-            char buf[4096];
-            const auto n = ::read(STDIN_FILENO, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
-                eof = true;
-            else
-                pending.append(buf, static_cast<std::size_t>(n));
         }
     }
 };

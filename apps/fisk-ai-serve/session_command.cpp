@@ -27,7 +27,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -96,10 +98,26 @@ std::string block_line(const llm::content_block& b) {
         b);
 }
 
+std::string status_of(const runstate::run_state& rs) {
+    return status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt);
+}
+
+// The conversation as `show --transcript` prints it: one (role, text) per block.
+std::vector<std::pair<std::string_view, std::string>> transcript_of(const runstate::run_state& rs) {
+    std::vector<std::pair<std::string_view, std::string>> out;
+    for (const auto& m : rs.messages) {
+        const std::string_view who = m.who == llm::role::user ? "user" : "assistant";
+        for (const auto& b : m.content) out.emplace_back(who, block_line(b));
+    }
+    if (rs.pending) {
+        for (const auto& b : rs.pending->assistant.content) out.emplace_back("assistant (pending)", block_line(b));
+    }
+    return out;
+}
+
 void print_show(const runstate::run_state& rs, bool transcript) {
-    const auto status = status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt);
     fmt::print("Session {}\n", rs.run_id);
-    fmt::print("  Status: {}\n", status);
+    fmt::print("  Status: {}\n", status_of(rs));
     if (rs.terminal && !rs.terminal->message.empty())
         fmt::print("  Message: {}\n", fiskai::app::terminal_safe(rs.terminal->message));
     fmt::print("  Model: {}\n", rs.fingerprint.model);
@@ -112,20 +130,14 @@ void print_show(const runstate::run_state& rs, bool transcript) {
     fmt::print("\nPrompt\n  {}\n", one_line(rs.prompt, 200));
     if (!transcript) return;
     fmt::print("\n--- transcript ---\n\n");
-    for (const auto& m : rs.messages) {
-        const char* who = m.who == llm::role::user ? "user" : "assistant";
-        for (const auto& b : m.content) fmt::print("{}: {}\n", who, block_line(b));
-    }
-    if (rs.pending) {
-        for (const auto& b : rs.pending->assistant.content) fmt::print("assistant (pending): {}\n", block_line(b));
-    }
+    for (const auto& [role, text] : transcript_of(rs)) fmt::print("{}: {}\n", role, text);
 }
 
 // `show --json`: the summary's fields as one object; with --transcript, its lines too.
 void print_show_json(const runstate::run_state& rs, bool transcript) {
     boost::json::object out{
         {"id", rs.run_id},
-        {"status", status_of(rs.terminal ? std::optional(rs.terminal->reason) : std::nullopt)},
+        {"status", status_of(rs)},
         {"message", rs.terminal ? rs.terminal->message : std::string()},
         {"model", rs.fingerprint.model},
         {"created", gocompat::format_rfc3339_nano(rs.created)},
@@ -140,15 +152,8 @@ void print_show_json(const runstate::run_state& rs, bool transcript) {
     };
     if (transcript) {
         boost::json::array lines;
-        for (const auto& m : rs.messages) {
-            const char* who = m.who == llm::role::user ? "user" : "assistant";
-            for (const auto& b : m.content)
-                lines.push_back(boost::json::object{{"role", who}, {"text", block_line(b)}});
-        }
-        if (rs.pending) {
-            for (const auto& b : rs.pending->assistant.content)
-                lines.push_back(boost::json::object{{"role", "assistant (pending)"}, {"text", block_line(b)}});
-        }
+        for (const auto& [role, text] : transcript_of(rs))
+            lines.push_back(boost::json::object{{"role", role}, {"text", text}});
         out["transcript"] = std::move(lines);
     }
     fmt::print("{}\n", boost::json::serialize(out));

@@ -110,20 +110,11 @@ private:
     std::string output_;
 };
 
-}  // namespace
-
-TEST_CASE("run at a pseudo-terminal: the approval prompt is answered, the gated command runs, the answer is on stdout",
-          "[serve_run][pty]") {
-    test::scratch_dir dir;
-    const auto script = dir.write("script.json", R"({"conversations":[
- {"name":"remove","when":{"prompt_contains":"remove"},"steps":[
-  {"reply":{"content":[{"type":"text","text":"Removing it."},
-   {"type":"tool_use","name":"stream_rm","input":{"name":"ORDERS"}}],"stop_reason":"tool_use"}},
-  {"expect":{"last_tool_result_contains":"removed stream ORDERS"},
-   "reply":{"content":[{"type":"text","text":"ORDERS is gone."}],"stop_reason":"end_turn"}}]}]})");
-    test::fake_llm_process fake(FISKAI_FAKE_LLM,
-                                std::vector<std::string>{"--script", script, "--port", "0", "--exit-with-parent"});
-    const auto config = dir.write("agent.yaml", fmt::format(R"(identity: tester
+// The fake model playing `script`, and an agent config (file sessions under `dir`) using it.
+struct fake_agent {
+    fake_agent(const test::scratch_dir& dir, const std::string& script)
+        : fake(FISKAI_FAKE_LLM, std::vector<std::string>{"--script", script, "--port", "0", "--exit-with-parent"}),
+          config(dir.write("agent.yaml", fmt::format(R"(identity: tester
 system_prompt: You help.
 application_path: {}
 llm:
@@ -136,7 +127,25 @@ harness:
     options:
       directory: {}
 )",
-                                                            FISK_DEMO_PATH, fake.port(), (dir.path / "runs").string()));
+                                                     FISK_DEMO_PATH, fake.port(), (dir.path / "runs").string()))) {}
+
+    test::fake_llm_process fake;
+    std::string config;
+};
+
+}  // namespace
+
+TEST_CASE("run at a pseudo-terminal: the approval prompt is answered, the gated command runs, the answer is on stdout",
+          "[serve_run][pty]") {
+    test::scratch_dir dir;
+    const auto script = dir.write("script.json", R"({"conversations":[
+ {"name":"remove","when":{"prompt_contains":"remove"},"steps":[
+  {"reply":{"content":[{"type":"text","text":"Removing it."},
+   {"type":"tool_use","name":"stream_rm","input":{"name":"ORDERS"}}],"stop_reason":"tool_use"}},
+  {"expect":{"last_tool_result_contains":"removed stream ORDERS"},
+   "reply":{"content":[{"type":"text","text":"ORDERS is gone."}],"stop_reason":"end_turn"}}]}]})");
+    const fake_agent agent(dir, script);
+    const auto& config = agent.config;
     const auto err_path = (dir.path / "run.err").string();
     pty_child run({FISK_AI_SERVE_PATH, "run", "--config", config, "remove the ORDERS stream"},
                   {"ANTHROPIC_API_KEY=test-key"}, err_path);
@@ -165,22 +174,8 @@ TEST_CASE("run --chat at a pseudo-terminal: a Ctrl-C at the prompt ends the chat
     test::scratch_dir dir;
     const auto script = dir.write("script.json", R"({"conversations":[
  {"name":"quick","steps":[{"reply":{"content":[{"type":"text","text":"Forty-two."}],"stop_reason":"end_turn"}}]}]})");
-    test::fake_llm_process fake(FISKAI_FAKE_LLM,
-                                std::vector<std::string>{"--script", script, "--port", "0", "--exit-with-parent"});
-    const auto config = dir.write("agent.yaml", fmt::format(R"(identity: tester
-system_prompt: You help.
-application_path: {}
-llm:
-  model: fake
-  base_url: http://127.0.0.1:{}
-  max_retries: 0
-harness:
-  sessions:
-    backend: file
-    options:
-      directory: {}
-)",
-                                                            FISK_DEMO_PATH, fake.port(), (dir.path / "runs").string()));
+    const fake_agent agent(dir, script);
+    const auto& config = agent.config;
     const auto err_path = (dir.path / "chat.err").string();
     pty_child run({FISK_AI_SERVE_PATH, "run", "--chat", "--config", config, "what is the answer"},
                   {"ANTHROPIC_API_KEY=test-key"}, err_path);

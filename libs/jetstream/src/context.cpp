@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -295,23 +296,13 @@ std::uint64_t register_publish(natsMsg* msg, publish_callback done) {
     return id;
 }
 
-// The entry of the publish nats.c answered with `msg`, if it is still there.
-publish_callback take_publish(natsMsg* msg) {
+// The entry registered under `msg` (and, given `id`, only publish `id`'s), if it is still
+// there: nats.c's verdict names the message, a deadline or an awaiter its own publish.
+publish_callback take_publish(natsMsg* msg, std::optional<std::uint64_t> id = std::nullopt) {
     auto& t = publishes();
     std::lock_guard lock(t.mu);
     auto it = t.by_message.find(msg);
-    if (it == t.by_message.end()) return {};
-    auto done = std::move(it->second.done);
-    t.by_message.erase(it);
-    return done;
-}
-
-// The entry of publish `id`, registered under `msg`, if it is still there.
-publish_callback take_publish(natsMsg* msg, std::uint64_t id) {
-    auto& t = publishes();
-    std::lock_guard lock(t.mu);
-    auto it = t.by_message.find(msg);
-    if (it == t.by_message.end() || it->second.id != id) return {};
+    if (it == t.by_message.end() || (id && it->second.id != *id)) return {};
     auto done = std::move(it->second.done);
     t.by_message.erase(it);
     return done;

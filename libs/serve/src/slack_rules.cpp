@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 namespace fiskai::serve::slack_rules {
@@ -201,21 +202,7 @@ std::string compose_prompt(std::string_view prompt, std::string_view context) {
     return fmt::format("{}\n\n<context>\n{}\n</context>", prompt, context);
 }
 
-std::string escape(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (const char c : s) {
-        if (c == '&')
-            out += "&amp;";
-        else if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else
-            out += c;
-    }
-    return out;
-}
+std::string escape(std::string_view s) { return escape_capped(s, std::numeric_limits<std::size_t>::max()); }
 
 std::string escape_capped(std::string_view s, std::size_t max_runes) {
     std::string out;
