@@ -26,6 +26,21 @@
 
 using namespace agent_test;
 
+namespace {
+
+// A function tool offered to the agent surface, needing no approval.
+toolkit::tool_ptr agent_function(std::string name, std::string description, toolkit::function_handler handler) {
+    toolkit::function_tool_spec spec;
+    spec.name = std::move(name);
+    spec.description = std::move(description);
+    spec.exposed = toolkit::exposure{toolkit::surface::agent};
+    spec.confirm = toolkit::confirm_posture::not_required;
+    spec.handler = std::move(handler);
+    return toolkit::make_function_tool(std::move(spec));
+}
+
+}  // namespace
+
 TEST_CASE("a final text turn completes with one LLM call and a replay answers from the journal", "[agent]") {
     fixture f(json::array{text_step("All done.")});
     auto first = f.h->run(f.request());
@@ -349,17 +364,14 @@ TEST_CASE("bad run inputs are refused with the text naming them", "[agent]") {
 }
 
 TEST_CASE("a tool that throws is an in-band failure, the crash barrier catches the rest", "[agent]") {
-    toolkit::function_tool_spec spec;
-    spec.name = "explode";
-    spec.description = "Throws";
-    spec.exposed = toolkit::exposure{toolkit::surface::agent};
-    spec.confirm = toolkit::confirm_posture::not_required;
-    spec.handler = [](const json::object&, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
-        throw std::runtime_error("boom");
-        co_return toolkit::outcome::failure("unreachable");
-    };
+    auto explode =
+        agent_function("explode", "Throws",
+                       [](const json::object&, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
+                           throw std::runtime_error("boom");
+                           co_return toolkit::outcome::failure("unreachable");
+                       });
     fixture f(json::array{tool_step("explode", json::object{}), expect_result(text_step("Saw it."), "boom")}, {},
-              toolkit::tool_list{toolkit::make_function_tool(std::move(spec))});
+              toolkit::tool_list{explode});
     auto result = f.h->run(f.request());
     CHECK(result.reason == "completed");
     CHECK_FALSE(result.crashed);
@@ -555,4 +567,52 @@ TEST_CASE("a hard cancel during a hung LLM call ends at once, nothing journaled 
     auto records = f.h->records("s1");
     REQUIRE(records.size() == 2);  // meta and the terminal
     CHECK(std::holds_alternative<runstate::terminal_record>(records[1].payload));
+}
+
+TEST_CASE("runs of one runtime reuse its tool definitions until its tools or its prompt change", "[agent]") {
+    fixture f(json::array{text_step("Done.")});
+    auto fingerprint_of = [&](const std::string& session) {
+        auto records = f.h->records(session);
+        REQUIRE_FALSE(records.empty());
+        auto* meta = std::get_if<runstate::meta_record>(&records.front().payload);
+        REQUIRE(meta != nullptr);
+        return meta->fingerprint;
+    };
+    auto offered = [&](std::size_t request) {
+        std::vector<std::string> names;
+        const auto bodies = f.request_bodies();
+        for (const auto& t : bodies.at(request).at("tools").as_array()) {
+            names.emplace_back(t.as_object().at("name").as_string());
+        }
+        return names;
+    };
+    const auto has = [](const std::vector<std::string>& names, std::string_view name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+
+    REQUIRE(f.h->run(f.request("do it", "a1")).reason == "completed");
+    REQUIRE(f.h->run(f.request("do it", "a2")).reason == "completed");
+    const auto first = fingerprint_of("a1");
+    CHECK(fingerprint_of("a2") == first);
+    CHECK(offered(1) == offered(0));
+
+    // A tool added to the runtime is offered, and the fingerprint says the tool set changed.
+    f.h->rt->tools.push_back(
+        agent_function("added_later", "Added between runs",
+                       [](const json::object&, const toolkit::call_options&) -> asio::awaitable<toolkit::outcome> {
+                           co_return toolkit::outcome::from_json("unused");
+                       }));
+    REQUIRE(f.h->run(f.request("do it", "a3")).reason == "completed");
+    CHECK(has(offered(2), "added_later"));
+    CHECK_FALSE(has(offered(0), "added_later"));
+    const auto third = fingerprint_of("a3");
+    CHECK(third.tools_hash != first.tools_hash);
+    CHECK(third.system_hash == first.system_hash);
+
+    // So does a changed system prompt, in its own hash.
+    f.h->rt->cfg.system_prompt = "A different prompt.";
+    REQUIRE(f.h->run(f.request("do it", "a4")).reason == "completed");
+    const auto fourth = fingerprint_of("a4");
+    CHECK(fourth.system_hash != third.system_hash);
+    CHECK(fourth.tools_hash == third.tools_hash);
 }

@@ -4,6 +4,7 @@
 #include <fiskai/toolkit/slots.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -80,6 +81,61 @@ TEST_CASE("the deadline is raced for every kind of tool, and the count comes bac
     CHECK(r.error_message() == R"(running tool "stuck": context deadline exceeded (timed out after 100ms))");
     CHECK(seen_during == 1);
     CHECK(in_flight == 0);
+}
+
+TEST_CASE("a call cancelled from outside ends, with its work alongside, and reports once", "[tool_call]") {
+    using namespace asio::experimental::awaitable_operators;
+    auto t = function("stuck", confirm_posture::not_required, never_returns);
+    std::size_t in_flight = 0;
+    int ticks = 0;
+    bool alongside_ended = false;
+    int finishes = 0;
+    std::string reported;
+    tool_call_policy p;
+    p.in_flight = &in_flight;  // no timeout: only the cancellation can end it
+    p.alongside = [&](const tool&, const std::string&) -> asio::awaitable<void> {
+        struct on_exit {
+            bool* flag;
+            ~on_exit() { *flag = true; }
+        } guard{&alongside_ended};
+        for (;;) {  // as keepalives run: a timer loop that ends only by being cancelled
+            asio::steady_timer tick(co_await asio::this_coro::executor, 5ms);
+            co_await tick.async_wait(asio::use_awaitable);
+            ++ticks;
+        }
+    };
+    p.on_finish = [&](const tool&, const std::string&, const outcome& o, std::chrono::steady_clock::duration) {
+        ++finishes;
+        reported = o.error_message();
+    };
+    auto caller = [&]() -> asio::awaitable<void> {
+        asio::steady_timer stop(co_await asio::this_coro::executor, 60ms);
+        co_await (run_tool_call(t, json::object{}, std::move(p)) || stop.async_wait(asio::use_awaitable));
+    };
+    run_awaitable(caller(), 10s);
+    CHECK(ticks > 0);
+    CHECK(alongside_ended);
+    CHECK(finishes == 1);
+    INFO(reported);
+    CHECK(reported.find("anceled") != std::string::npos);  // the call's own words, not a deadline's
+    CHECK(in_flight == 0);
+}
+
+TEST_CASE("work alongside a call that fails does not end the call", "[tool_call]") {
+    auto slow_answer = [](const json::object& args, const call_options&) -> asio::awaitable<outcome> {
+        asio::steady_timer wait(co_await asio::this_coro::executor, 30ms);
+        co_await wait.async_wait(asio::use_awaitable);
+        co_return outcome::from_json(json::value(args));
+    };
+    auto t = function("slow", confirm_posture::not_required, slow_answer);
+    tool_call_policy p;
+    p.timeout = 5s;
+    p.alongside = [](const tool&, const std::string&) -> asio::awaitable<void> {
+        throw std::runtime_error("the keepalive could not be sent");
+        co_return;
+    };
+    const auto r = run_awaitable(run_tool_call(t, json::object{{"n", 1}}, std::move(p)), 10s);
+    CHECK_FALSE(r.is_error());
 }
 
 TEST_CASE("an exception from a tool is its call's failure, not the caller's", "[tool_call]") {

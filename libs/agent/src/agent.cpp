@@ -23,10 +23,53 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
 namespace fiskai::agent {
+
+// A run's tool definitions copy every input schema, and the fingerprint serialises them and
+// the system prompt to hash them: work that gives the same answer for every run of a
+// runtime. Only runs without per-run built-ins are kept (those tools are made per run, and
+// holding them would hold their stores), keyed by the tools' identity: the runtime's tools
+// are fixed for its life, and the key holds them, so an address cannot be reused.
+class offer_cache {
+public:
+    struct offer {
+        std::vector<std::pair<toolkit::tool_ptr, bool>> tools;  // in order, with defer_loading
+        llm::tool_set definitions;
+        std::string tools_hash;
+    };
+
+    std::shared_ptr<const offer> find(const std::vector<std::pair<toolkit::tool_ptr, bool>>& tools) const {
+        std::lock_guard lock(mu_);
+        if (tools_ && tools_->tools == tools) return tools_;
+        return nullptr;
+    }
+    void keep(std::shared_ptr<const offer> o) {
+        std::lock_guard lock(mu_);
+        tools_ = std::move(o);
+    }
+    std::optional<std::string> system_hash(const std::vector<std::string>& system) const {
+        std::lock_guard lock(mu_);
+        if (system_ && system_->first == system) return system_->second;
+        return std::nullopt;
+    }
+    void keep_system_hash(std::vector<std::string> system, std::string hash) {
+        std::lock_guard lock(mu_);
+        system_ = std::make_shared<const std::pair<std::vector<std::string>, std::string>>(std::move(system),
+                                                                                           std::move(hash));
+    }
+
+private:
+    mutable std::mutex mu_;  // a runtime may be shared by io_contexts on several threads
+    std::shared_ptr<const offer> tools_;
+    std::shared_ptr<const std::pair<std::vector<std::string>, std::string>> system_;
+};
+
+std::shared_ptr<offer_cache> make_offer_cache() { return std::make_shared<offer_cache>(); }
+
 namespace {
 
 namespace asio = boost::asio;
@@ -306,21 +349,37 @@ private:
             }
         }
         // Order: the runtime's tools (definition order), then the built-ins, never deferred.
-        std::vector<llm::tool_def> definitions;
+        std::vector<std::pair<toolkit::tool_ptr, bool>> offered;
         for (int pass = 0; pass < 2; ++pass) {
             for (const auto& t : tools_) {
                 const bool builtin = builtins_.contains(t->name());
                 if (builtin != (pass == 1)) continue;
-                llm::tool_def def{t->name(), t->model_description(), t->input_schema(), false};
+                bool deferred = false;
                 if (!builtin && defer) {
-                    def.defer_loading = t->kind() == toolkit::tool_kind::remote || !has_tag(*t, "ai:no_defer");
+                    deferred = t->kind() == toolkit::tool_kind::remote || !has_tag(*t, "ai:no_defer");
                 }
-                tool_search_ = tool_search_ || def.defer_loading;
-                definitions.push_back(std::move(def));
+                tool_search_ = tool_search_ || deferred;
+                offered.emplace_back(t, deferred);
                 if (t->confirm().posture != toolkit::confirm_posture::not_required) ++gated_;
             }
         }
-        definitions_ = llm::tool_set(std::move(definitions));
+        const bool cacheable = builtins_.empty() && rt_.offers;
+        if (auto kept = cacheable ? rt_.offers->find(offered) : nullptr) {
+            definitions_ = kept->definitions;
+            tools_hash_ = kept->tools_hash;
+        } else {
+            std::vector<llm::tool_def> definitions;
+            definitions.reserve(offered.size());
+            for (const auto& [t, deferred] : offered) {
+                definitions.push_back(llm::tool_def{t->name(), t->model_description(), t->input_schema(), deferred});
+            }
+            definitions_ = llm::tool_set(std::move(definitions));
+            tools_hash_ = runstate::tools_hash(definitions_.defs());
+            if (cacheable) {
+                rt_.offers->keep(std::make_shared<const offer_cache::offer>(
+                    offer_cache::offer{std::move(offered), definitions_, tools_hash_}));
+            }
+        }
         if (gated_ > 0 && !asker_.can_prompt()) events_.warn(warning{"confirm_no_terminal", {}, {}, gated_});
     }
 
@@ -331,8 +390,13 @@ private:
         if (knowledge_on_) system_.emplace_back(knowledge::knowledge_system_note());
         fingerprint_.provider = rt_.provider->caps().provider;
         fingerprint_.model = rt_.cfg.llm.model;
-        fingerprint_.system_hash = runstate::system_hash(system_);
-        fingerprint_.tools_hash = runstate::tools_hash(definitions_.defs());
+        if (auto kept = rt_.offers ? rt_.offers->system_hash(system_) : std::nullopt) {
+            fingerprint_.system_hash = std::move(*kept);
+        } else {
+            fingerprint_.system_hash = runstate::system_hash(system_);
+            if (rt_.offers) rt_.offers->keep_system_hash(system_, fingerprint_.system_hash);
+        }
+        fingerprint_.tools_hash = tools_hash_;
         fingerprint_.thinking_mode = rt_.cfg.llm.thinking_enabled ? "summarized" : "off";
         fingerprint_.max_tokens = rt_.configured.max_tokens;
         fingerprint_.max_iterations = rt_.configured.max_iterations;
@@ -863,7 +927,8 @@ private:
     std::shared_ptr<memory::view> memory_view_;
     bool knowledge_on_ = false;
     std::string memory_index_;
-    llm::tool_set definitions_;  // built once per run, shared by its requests
+    llm::tool_set definitions_;  // built once per run (or kept from the last), shared by its requests
+    std::string tools_hash_;
     bool tool_search_ = false;
     std::int64_t gated_ = 0;
     std::vector<std::string> system_;

@@ -2,7 +2,10 @@
 #include <fiskai/toolkit/slots.hpp>
 #include <fiskai/toolkit/tool_call.hpp>
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,7 +18,6 @@ namespace fiskai::toolkit {
 namespace {
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 using std::chrono::steady_clock;
 
 // Whole seconds as "30s", anything finer as milliseconds: the bound as an operator set it.
@@ -38,9 +40,14 @@ struct in_flight_guard {
     std::size_t* count;
 };
 
-asio::awaitable<void> forever_until_cancelled() {
-    asio::steady_timer never(co_await asio::this_coro::executor, steady_clock::time_point::max());
-    co_await never.async_wait(asio::use_awaitable);
+// Waits until `when` or until cancelled, without throwing: whether `when` came. The check
+// comes first because a wait started after the cancellation was emitted would never see it.
+asio::awaitable<bool> wait_until(steady_clock::time_point when) {
+    auto state = co_await asio::this_coro::cancellation_state;
+    if (state.cancelled() != asio::cancellation_type::none) co_return false;
+    asio::steady_timer timer(co_await asio::this_coro::executor, when);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_return !ec;
 }
 
 }  // namespace
@@ -102,8 +109,7 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
 
         auto call_options = std::move(policy.call);
         call_options.timeout = steady_clock::duration::zero();
-        // An exception is this call's failure, caught here: the race below ends at the first
-        // branch to finish *successfully*, so a throwing call would look like a timeout.
+        // An exception is this call's failure, caught here so that it keeps the OS's words.
         auto guarded = [&]() -> asio::awaitable<std::optional<outcome>> {
             try {
                 co_return co_await t->call(arguments, std::move(call_options));
@@ -115,25 +121,40 @@ asio::awaitable<outcome> run_tool_call(tool_ptr t, boost::json::value arguments,
             }
             co_return std::nullopt;
         };
-        auto deadline = [&]() -> asio::awaitable<void> {
-            if (policy.timeout <= steady_clock::duration::zero()) co_await forever_until_cancelled();
-            asio::steady_timer timer(co_await asio::this_coro::executor, policy.timeout);
-            co_await timer.async_wait(asio::use_awaitable);
+        // The deadline and the alongside work end without throwing when the race is over:
+        // at one tool call per task, the unwinding of two cancelled branches was measurable.
+        auto deadline = [&]() -> asio::awaitable<bool> {
+            co_return co_await wait_until(policy.timeout > steady_clock::duration::zero()
+                                              ? steady_clock::now() + policy.timeout
+                                              : steady_clock::time_point::max());
         };
         auto alongside = [&]() -> asio::awaitable<void> {
-            if (policy.alongside) co_await policy.alongside(*t, command_line);
-            co_await forever_until_cancelled();
+            if (policy.alongside) {
+                try {
+                    co_await policy.alongside(*t, command_line);
+                } catch (const std::exception&) {
+                    // Its own failure (keepalives that could not be sent) is not the call's.
+                }
+            }
+            (void)co_await wait_until(steady_clock::time_point::max());
         };
 
-        try {
-            auto first = co_await (guarded() || deadline() || alongside());
-            if (first.index() == 0) {
-                if (auto& r = std::get<0>(first)) result = std::move(*r);
-            } else if (first.index() == 1) {
-                result = outcome::failure(deadline_text(*t, policy.timeout));
-            }
-        } catch (const std::exception& e) {
-            if (!result) result = outcome::failure(fmt::format("{}: {}", running_text(*t), e.what()));
+        // The first branch to finish ends the race; every branch has finished when it returns.
+        auto executor = co_await asio::this_coro::executor;
+        auto [order, call_error, called, deadline_error, expired, alongside_error] =
+            co_await asio::experimental::make_parallel_group(asio::co_spawn(executor, guarded(), asio::deferred),
+                                                             asio::co_spawn(executor, deadline(), asio::deferred),
+                                                             asio::co_spawn(executor, alongside(), asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+        (void)deadline_error;
+        (void)alongside_error;
+        if (order[0] == 1 && expired) {
+            result = outcome::failure(deadline_text(*t, policy.timeout));
+        } else if (called) {
+            result = std::move(*called);
+        } else if (call_error && !result) {
+            // guarded() keeps every std::exception's words: this one is not one.
+            result = outcome::failure(running_text(*t) + ": unknown exception");
         }
         if (!result) result = outcome::failure(running_text(*t) + ": context canceled");
         if (result->is_deferral() && !policy.carries_deferral) {

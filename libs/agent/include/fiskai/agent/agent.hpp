@@ -49,6 +49,10 @@ struct limits {
     [[nodiscard]] static limits from(const config::config& cfg);
 };
 
+// What a runtime's runs offer the model, kept between them (agent.cpp).
+class offer_cache;
+[[nodiscard]] std::shared_ptr<offer_cache> make_offer_cache();
+
 // Built once per process, immutable, shared by every run.
 struct runtime {
     std::shared_ptr<llm::provider> provider;
@@ -64,6 +68,9 @@ struct runtime {
     // The configuration file's path, named by start errors as Go does (`... in "<path>"`);
     // empty: `in the configuration`.
     std::string config_file;
+    // The tool definitions and the fingerprint's hashes of the last run, reused by the next
+    // run that offers the same tools and system prompt instead of being copied and hashed again.
+    std::shared_ptr<offer_cache> offers = make_offer_cache();
 };
 
 enum class session_mode { open_or_create, follow_up };
