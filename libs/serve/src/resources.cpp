@@ -97,6 +97,7 @@ asio::awaitable<void> resources::close() {
     d.mcp.clear();
     // Then the stores and the tools (remote tools hold the a2a client over store_nats).
     d.rt->tools.clear();
+    d.rt->offers.reset();  // it holds the last run's tools, MCP-client tools among them
     d.rt->sessions.reset();
     d.rt->memory.reset();
     d.rt->knowledge.reset();
