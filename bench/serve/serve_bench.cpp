@@ -15,6 +15,9 @@
 // only), in the same batches: the floor counts no event, and the difference is what a task's
 // seven events cost it on a machine where every process shares the cores.
 //
+// Who uses the cores while the 1-worker tasks run: each process's CPU time a task, with
+// events and without (from /proc, over the task batches only).
+//
 // Then the workers' resident memory (after the warm-up and after the 1-worker row's tasks, so a
 // per-task leak shows as growth; the largest worker of each other row) and the share of CPU
 // time the hypervisor took for other guests while the rows ran.
@@ -27,6 +30,7 @@
 #include "../support/bare_journal.hpp"
 #include "../support/bare_spawn.hpp"
 #include "../support/cpu_steal.hpp"
+#include "../support/process_cpu.hpp"
 #include "../support/serve_fleet.hpp"
 
 #include <fiskai/net/http_client.hpp>
@@ -249,19 +253,37 @@ int main(int argc, char** argv) {
         fb::drive_figures one, quiet;
         std::vector<double> llm, spawn, sync, create, hops, flush;
         fb::steal_meter steal_one, steal_rest;
+        // The caller is this process: its io thread and nats.c's threads (the floor's own
+        // connections stay idle while tasks run).
+        fb::cpu_meter cpu_events, cpu_quiet;
+        for (auto* m : {&cpu_events, &cpu_quiet}) {
+            m->watch("fisk-ai-serve (the worker)", f.worker_pids().front());
+            m->watch("the tool (fisk-demo, the worker's children)", f.worker_pids().front(), true);
+            m->watch("nats-server", f.broker_pid());
+            m->watch("the caller (task_caller and nats.c, this process)", ::getpid());
+            m->watch("fiskai-fake-llm", f.llm_pid());
+        }
+        fb::cpu_meter cpu_spawn;  // the floor's spawns of the tool: this process's reaped children
+        cpu_spawn.watch("the tool alone", ::getpid(), true);
         steal_one.start();
         for (int done = 0; done < tasks; done += batch) {
+            cpu_events.start();
             auto d = fb::drive_a2a(*nats, batch, 1);
+            cpu_events.stop();
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             append(one.latency_ms, d.latency_ms);
             one.seconds += d.seconds;
             // The same tasks without events: what the seven events of a task cost the p50.
+            cpu_quiet.start();
             auto q = fb::drive_a2a(*nats, batch, 1, false);
+            cpu_quiet.stop();
             if (q.failed) fmt::print("  {} tasks failed; first: {}\n", q.failed, q.first_failure);
             append(quiet.latency_ms, q.latency_ms);
             quiet.seconds += q.seconds;
             append(llm, llm_floor_ms(f.llm_url(), bodies, batch));
+            cpu_spawn.start();
             append(spawn, spawn_floor_ms(argv[3], batch));
+            cpu_spawn.stop();
             append(sync, fdatasync_floor_ms(f.runs(), batch));
             append(create, create_floor_ms(f.runs(), batch));
             append(hops, hops_floor.samples(batch));
@@ -334,6 +356,25 @@ int main(int argc, char** argv) {
                    appends_only, rows[0].p50 / appends_only);
         fmt::print("  scaling: workers 4 = {:.2f}x, 4 processes = {:.2f}x the tasks/s of 1 worker (2 cores)\n",
                    rows[1].per_s / rows[0].per_s, rows[2].per_s / rows[0].per_s);
+        fmt::print("\n  CPU a task in the 1-worker batches (ms; /proc/<pid>/stat), with events / without:\n");
+        double sum_events = 0, sum_quiet = 0;
+        for (std::size_t i = 0; i < cpu_events.size(); ++i) {
+            const double e = cpu_events.ms_per_task(i, one.latency_ms.size());
+            const double q = cpu_quiet.ms_per_task(i, quiet.latency_ms.size());
+            sum_events += e;
+            sum_quiet += q;
+            fmt::print("    {:<62} {:>5.2f} / {:.2f}\n", cpu_events.name(i), e, q);
+        }
+        fmt::print("      (the tool alone, in the floor's spawns: {:.2f})\n", cpu_spawn.ms_per_task(0, spawn.size()));
+        // The machine's share those processes held while the batches ran.
+        const double cores = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+        const auto share = [cores](double ms_per_task, const fb::drive_figures& d) {
+            return d.seconds > 0
+                       ? 100.0 * ms_per_task * static_cast<double>(d.latency_ms.size()) / (d.seconds * 1000.0 * cores)
+                       : 0.0;
+        };
+        fmt::print("    {:<62} {:>5.2f} / {:.2f}  = {:.0f}% / {:.0f}% of the {} cores while the batches ran\n", "sum",
+                   sum_events, sum_quiet, share(sum_events, one), share(sum_quiet, quiet), cores);
         const auto mib = [](long kib) { return static_cast<double>(kib) / 1024.0; };
         fmt::print("\n  worker memory (resident, from /proc/<pid>/status):\n");
         fmt::print("    1 worker: {:.1f} MiB after the warm-up, {:.1f} MiB after its {} tasks, peak {:.1f} MiB\n",

@@ -163,6 +163,8 @@ public:
 
     [[nodiscard]] const std::string& nats_url() const { return broker_.url(); }
     [[nodiscard]] const std::string& llm_url() const { return llm_url_; }
+    [[nodiscard]] pid_t broker_pid() const noexcept { return broker_.pid(); }
+    [[nodiscard]] pid_t llm_pid() const noexcept { return fake_pid_; }
     [[nodiscard]] const fs::path& dir() const { return dir_; }
     [[nodiscard]] fs::path runs() const { return dir_ / "runs"; }
 
