@@ -2,6 +2,7 @@
 // and a scripted worker in this process. Exit codes 0/1/2/3/4/5, --json lines, the prompt
 // from stdin, usage errors, flags into the request, questions without a TTY, Ctrl-C.
 
+#include "async_test.hpp"
 #include "fake_task_worker.hpp"
 
 #include <fiskai/a2a/validator.hpp>
@@ -40,15 +41,7 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-template <class Condition>
-bool wait_until(Condition c, std::chrono::steady_clock::duration limit = 20s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!c()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
-}
+using fiskai::test::wait_until;
 
 // The child: stdin from a file (or /dev/null), stdout and stderr into files.
 struct child {
@@ -336,7 +329,7 @@ TEST_CASE("ask: the first Ctrl-C sends cancel and the suspended result exits 4",
         t.result("suspended", "stopped");
     });
     auto p = env.ask("cancel", {"svc", "x"});
-    REQUIRE(wait_until([&] { return p->stderr_text().find("calling-llm") != std::string::npos; }));
+    REQUIRE(wait_until([&] { return p->stderr_text().find("calling-llm") != std::string::npos; }, 20s));
     ::kill(p->pid, SIGINT);
     REQUIRE(p->wait() == 4);
     const auto in = worker.inbound();
@@ -356,9 +349,9 @@ TEST_CASE("ask: a second Ctrl-C exits 130", "[ask][app]") {
         t.event(a2a::status_block{1, "calling-llm", {}});
     });
     auto p = env.ask("twice", {"svc", "x"});
-    REQUIRE(wait_until([&] { return p->stderr_text().find("calling-llm") != std::string::npos; }));
+    REQUIRE(wait_until([&] { return p->stderr_text().find("calling-llm") != std::string::npos; }, 20s));
     ::kill(p->pid, SIGINT);
-    REQUIRE(wait_until([&] { return p->stderr_text().find("cancelling") != std::string::npos; }));
+    REQUIRE(wait_until([&] { return p->stderr_text().find("cancelling") != std::string::npos; }, 20s));
     ::kill(p->pid, SIGINT);
     REQUIRE(p->wait() == 130);
 }
@@ -430,16 +423,18 @@ TEST_CASE("ask: at a TTY the prompter answers each kind of question", "[ask][app
     });
     auto p = env.ask("tty", {"svc", "x"}, slave);
     auto answer_when = [&](const std::string& prompt, const std::string& line) {
-        REQUIRE(wait_until([&] { return p->stderr_text().find(prompt) != std::string::npos || p->exited(); }));
+        REQUIRE(wait_until([&] { return p->stderr_text().find(prompt) != std::string::npos || p->exited(); }, 20s));
         REQUIRE(::write(master, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
     };
     answer_when("? Delete stream ORDERS? [y/N] ", "y\n");
     answer_when("Allow once / allow for this Run / Deny [o/r/D] ", "o\n");
     answer_when("Choose 1-2: ", "7\n");  // out of range: asked again
-    REQUIRE(wait_until([&] {
-        const auto e = p->stderr_text();
-        return e.find("Choose 1-2: ") != e.rfind("Choose 1-2: ");
-    }));
+    REQUIRE(wait_until(
+        [&] {
+            const auto e = p->stderr_text();
+            return e.find("Choose 1-2: ") != e.rfind("Choose 1-2: ");
+        },
+        20s));
     answer_when("  2) EVENTS", "2\n");
     answer_when("? Replicas? [3] ", "\n");
     REQUIRE(p->wait() == 0);

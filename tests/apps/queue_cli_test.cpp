@@ -175,9 +175,17 @@ TEST_CASE("fisk-ai-a2a enqueue names what is wrong: no stream, a job too large, 
     CHECK(bad.exit_code == 1);
     CHECK(w.err() == "fisk-ai-a2a: error: invalid --id \"a.b\": it must match ^[a-zA-Z0-9_-]{1,64}$\n");
 
-    // enqueue --wait: the answer of the job it queued.
+    // enqueue --wait: the answer of the job it queued, stored only once the job is in the
+    // stream (as a worker would), so the command has to wait for it.
     auto waited = std::async(std::launch::async, [&] { return w.run_split("enqueue svc hello --id W1 --wait 20s"); });
-    std::this_thread::sleep_for(1s);
+    REQUIRE(fiskai::test::wait_until([&] {
+        natsMsg* job = nullptr;
+        if (js_GetLastMsg(&job, w.nats.raw_js(), "FISK_WORK", "choria.fisk-ai.work.svc", nullptr, nullptr) != NATS_OK)
+            return false;
+        const std::string body(natsMsg_GetData(job), static_cast<std::size_t>(natsMsg_GetDataLength(job)));
+        natsMsg_Destroy(job);
+        return body.find("\"W1\"") != std::string::npos;
+    }));
     w.store("W1", result("done waiting"));
     auto got = waited.get();
     CHECK(got.exit_code == 0);
