@@ -169,6 +169,46 @@ pid_t launch(launch_plan& plan, const process_spec& spec, std::string& error) {
     return -1;
 }
 
+// What execve takes for `spec`: the executable (a bare name looked up on $PATH, as Go's
+// exec.LookPath does) and the argv and envp arrays. The arrays point into `spec` and into
+// `exe`, so the image cannot be copied or moved, and `spec` must outlive it unchanged.
+struct exec_image {
+    std::string exe;
+    std::vector<char*> argv;
+    std::vector<char*> envp;
+    std::string error;  // Go's text when the executable is not found; the arrays are then empty
+
+    explicit exec_image(process_spec& spec) : exe(spec.executable) {
+        if (spec.executable.find('/') == std::string::npos) {
+            exe = bp2::environment::find_executable(spec.executable).string();
+            if (exe.empty()) {
+                error = "exec: \"" + spec.executable + "\": executable file not found in $PATH";
+                return;
+            }
+        }
+        argv.reserve(spec.arguments.size() + 2);
+        argv.push_back(exe.data());
+        for (auto& a : spec.arguments) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        envp.reserve(spec.environment.size() + 1);
+        for (auto& e : spec.environment) envp.push_back(e.data());
+        envp.push_back(nullptr);
+    }
+    exec_image(const exec_image&) = delete;
+    exec_image& operator=(const exec_image&) = delete;
+
+    // A launch of this image with `spec`'s working directory; the caller adds the descriptors.
+    [[nodiscard]] launch_plan plan(const process_spec& spec) const {
+        launch_plan p;
+        p.path = exe.c_str();
+        p.argv = argv.data();
+        p.envp = envp.data();
+        p.work_dir = spec.work_dir.empty() ? nullptr : spec.work_dir.c_str();
+        p.parent = ::getpid();
+        return p;
+    }
+};
+
 void kill_group(pid_t pgid) {
     if (pgid > 0) ::kill(-pgid, SIGKILL);  // ESRCH (group already gone) is fine
 }
@@ -210,23 +250,11 @@ std::vector<std::string> scrubbed_environment(const std::vector<std::string>& ex
 
 piped_child start_piped_child(process_spec spec, std::string& error) {
     piped_child child;
-    std::string exe = spec.executable;
-    if (spec.executable.find('/') == std::string::npos) {
-        exe = bp2::environment::find_executable(spec.executable).string();
-        if (exe.empty()) {
-            error = "exec: \"" + spec.executable + "\": executable file not found in $PATH";
-            return child;
-        }
+    const exec_image image(spec);
+    if (!image.error.empty()) {
+        error = image.error;
+        return child;
     }
-    std::vector<char*> argv;
-    argv.reserve(spec.arguments.size() + 2);
-    argv.push_back(exe.data());
-    for (auto& a : spec.arguments) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    envp.reserve(spec.environment.size() + 1);
-    for (auto& e : spec.environment) envp.push_back(e.data());
-    envp.push_back(nullptr);
 
     int in[2] = {-1, -1};
     int out[2] = {-1, -1};
@@ -241,15 +269,10 @@ piped_child start_piped_child(process_spec spec, std::string& error) {
         close_all();
         return child;
     }
-    launch_plan plan;
-    plan.path = exe.c_str();
-    plan.argv = argv.data();
-    plan.envp = envp.data();
-    plan.work_dir = spec.work_dir.empty() ? nullptr : spec.work_dir.c_str();
+    launch_plan plan = image.plan(spec);
     plan.input_fd = in[0];
     plan.output_fd = out[1];
     plan.error_fd = err[1];
-    plan.parent = ::getpid();
     const pid_t pid = launch(plan, spec, error);
     // The child holds its own copies of its ends; ours would keep the pipes open forever.
     for (int* fd : {&in[0], &out[1], &err[1]}) {
@@ -276,24 +299,11 @@ asio::awaitable<process_result> run_process(process_spec spec) {
 
     process_result result;
 
-    std::string exe = spec.executable;
-    if (spec.executable.find('/') == std::string::npos) {
-        exe = bp2::environment::find_executable(spec.executable).string();
-        if (exe.empty()) {
-            result.error = "exec: \"" + spec.executable + "\": executable file not found in $PATH";
-            co_return result;
-        }
+    const exec_image image(spec);
+    if (!image.error.empty()) {
+        result.error = image.error;
+        co_return result;
     }
-
-    std::vector<char*> argv;
-    argv.reserve(spec.arguments.size() + 2);
-    argv.push_back(exe.data());
-    for (auto& a : spec.arguments) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    envp.reserve(spec.environment.size() + 1);
-    for (auto& e : spec.environment) envp.push_back(e.data());
-    envp.push_back(nullptr);
 
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -310,13 +320,8 @@ asio::awaitable<process_result> run_process(process_spec spec) {
         co_return result;
     }
 
-    launch_plan plan;
-    plan.path = exe.c_str();
-    plan.argv = argv.data();
-    plan.envp = envp.data();
-    plan.work_dir = spec.work_dir.empty() ? nullptr : spec.work_dir.c_str();
+    launch_plan plan = image.plan(spec);
     plan.output_fd = pipe_fds[1];
-    plan.parent = ::getpid();
     const pid_t pid = launch(plan, spec, result.error);
     ::close(pipe_fds[1]);  // the child holds its own copy; ours would keep the pipe open forever
     if (pid < 0) co_return result;
