@@ -441,6 +441,14 @@ TEST_CASE("stdio: a command that does not start and one that exits at once", "[m
         CHECK(missing.error() ==
               R"(mcp server "nope": starting "/nonexistent/mcp-server": No such file or directory)"s);
 
+        // A bare name is looked up on $PATH first, with Go's text when it is not there.
+        cfg.command = "fiskai-no-such-mcp-server";
+        auto unfound = co_await mc::session::open(cfg, no_options());
+        REQUIRE_FALSE(unfound.has_value());
+        CHECK(
+            unfound.error() ==
+            R"(mcp server "nope": starting "fiskai-no-such-mcp-server": exec: "fiskai-no-such-mcp-server": executable file not found in $PATH)"s);
+
         cfg.command = "false";
         cfg.startup_timeout = 10s;
         auto quits = co_await mc::session::open(cfg, no_options());
