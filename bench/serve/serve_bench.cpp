@@ -16,7 +16,8 @@
 // seven events cost it on a machine where every process shares the cores.
 //
 // Who uses the cores while the 1-worker tasks run: each process's CPU time a task, with
-// events and without (from /proc, over the task batches only).
+// events and without (from /proc, over the task batches only); beside the tool's, its CPU in
+// the floor's spawns, alone and with the other core kept busy (not part of the floor).
 //
 // Then the workers' resident memory (after the warm-up and after the 1-worker row's tasks, so a
 // per-task leak shows as growth; the largest worker of each other row) and the share of CPU
@@ -50,6 +51,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -118,6 +120,21 @@ std::vector<double> spawn_floor_ms(const std::string& demo, int n) {
     }
     return samples;
 }
+
+// Keeps one core busy for as long as it lives: a thread that spins without a system call.
+// The tool's spawn measured beside it shows what the host makes of a busy neighbour core
+// (on a shared VM the two vCPUs may be one physical core's two hyperthreads), which is how a
+// task's tool runs while the broker and the caller handle its events on the other core.
+class busy_core {
+public:
+    busy_core()
+        : thread_([](const std::stop_token& stop) {
+              while (!stop.stop_requested()) {}
+          }) {}
+
+private:
+    std::jthread thread_;
+};
 
 // Records per session: lines of the journal files (one fdatasync each in the file backend).
 double records_per_session(const fb::fs::path& runs) {
@@ -251,7 +268,7 @@ int main(int argc, char** argv) {
         const double records = records_per_session(f.runs());
         nats_floor hops_floor(f.nats_url());
         fb::drive_figures one, quiet;
-        std::vector<double> llm, spawn, sync, create, hops, flush;
+        std::vector<double> llm, spawn, spawn_busy, sync, create, hops, flush;
         fb::steal_meter steal_one, steal_rest;
         // The caller is this process: its io thread and nats.c's threads (the floor's own
         // connections stay idle while tasks run).
@@ -265,6 +282,8 @@ int main(int argc, char** argv) {
         }
         fb::cpu_meter cpu_spawn;  // the floor's spawns of the tool: this process's reaped children
         cpu_spawn.watch("the tool alone", ::getpid(), true);
+        fb::cpu_meter cpu_spawn_busy;  // the same, with the other core kept busy
+        cpu_spawn_busy.watch("the tool beside a busy core", ::getpid(), true);
         steal_one.start();
         for (int done = 0; done < tasks; done += batch) {
             cpu_events.start();
@@ -284,6 +303,12 @@ int main(int argc, char** argv) {
             cpu_spawn.start();
             append(spawn, spawn_floor_ms(argv[3], batch));
             cpu_spawn.stop();
+            {
+                const busy_core neighbour;
+                cpu_spawn_busy.start();
+                append(spawn_busy, spawn_floor_ms(argv[3], batch));
+                cpu_spawn_busy.stop();
+            }
             append(sync, fdatasync_floor_ms(f.runs(), batch));
             append(create, create_floor_ms(f.runs(), batch));
             append(hops, hops_floor.samples(batch));
@@ -365,7 +390,11 @@ int main(int argc, char** argv) {
             sum_quiet += q;
             fmt::print("    {:<62} {:>5.2f} / {:.2f}\n", cpu_events.name(i), e, q);
         }
-        fmt::print("      (the tool alone, in the floor's spawns: {:.2f})\n", cpu_spawn.ms_per_task(0, spawn.size()));
+        fmt::print(
+            "      (the tool alone, in the floor's spawns: {:.2f}; with the other core kept busy by a spinning "
+            "thread: {:.2f}, its spawn p50 {:.2f} ms)\n",
+            cpu_spawn.ms_per_task(0, spawn.size()), cpu_spawn_busy.ms_per_task(0, spawn_busy.size()),
+            fb::percentile(spawn_busy, 0.5));
         // The machine's share those processes held while the batches ran.
         const double cores = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
         const auto share = [cores](double ms_per_task, const fb::drive_figures& d) {
