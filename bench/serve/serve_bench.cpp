@@ -445,6 +445,7 @@ int main(int argc, char** argv) {
         // Slots scale to the cores when they fill them: what is left over then is no longer
         // the server's to take.
         std::vector<double> row_busy;
+        std::vector<double> row_cpu_per_task;  // ms, all the task's processes together
         const row_figures quiet_row = figures(quiet);
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
@@ -465,6 +466,7 @@ int main(int argc, char** argv) {
             double row_ms = 0;
             for (std::size_t i = 0; i < row_cpu.size(); ++i) row_ms += row_cpu.ms_per_task(i, 1);
             row_busy.push_back(d.seconds > 0 ? 100.0 * row_ms / (d.seconds * 1000.0 * cores) : 0.0);
+            row_cpu_per_task.push_back(d.latency_ms.empty() ? 0.0 : row_ms / static_cast<double>(d.latency_ms.size()));
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             rows.push_back(figures(d));
             fb::resident_kib largest;
@@ -548,8 +550,10 @@ int main(int argc, char** argv) {
                    sum_events, sum_quiet, share(sum_events, one), share(sum_quiet, quiet), cores);
         fmt::print(
             "  the {} cores were {:.0f}% busy in the 4-slot row and {:.0f}% in the 4-process row "
-            "(one task at a time: {:.0f}%)\n",
-            cores, row_busy[0], row_busy[1], share(sum_events, one));
+            "(one task at a time: {:.0f}%),\n"
+            "  at {:.2f} and {:.2f} ms of CPU a task in all (one task at a time: {:.2f})\n",
+            cores, row_busy[0], row_busy[1], share(sum_events, one), row_cpu_per_task[0], row_cpu_per_task[1],
+            sum_events);
         const auto mib = [](long kib) { return static_cast<double>(kib) / 1024.0; };
         fmt::print("\n  worker memory (resident, from /proc/<pid>/status):\n");
         fmt::print("    1 worker: {:.1f} MiB after the warm-up, {:.1f} MiB after its {} tasks, peak {:.1f} MiB\n",
