@@ -2,7 +2,9 @@
 # fisk-ai-serve end to end: a one-tool task over a2a (fake LLM answering at once) at 1 and 4
 # slots and with 4 worker processes, p50/p90/tasks/s, beside the floor it is made of (two
 # fake-LLM round trips, one spawn of the tool, the journal's syncs for a new session, the NATS
-# round trip and the flush before the ack); then the workers' memory and the host's steal.
+# round trip and the flush before the ack), each part alone and all of them as one bare task in
+# a task's order (the floor the goal is read against); who uses the cores; then the workers'
+# memory and the host's steal.
 #   bench/serve/run.sh [build dir (default build/bench, configured if missing)] [tasks per row (default 300)]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
