@@ -290,8 +290,9 @@ public:
                 out.hops.push_back(nats_.samples(1).front());
                 out.flush.push_back(nats_.flush_samples(1).front());
                 auto part = bench_clock::now();
-                auto created = asio::post(beside, asio::use_future([&] {
-                                              const int fd = fb::create_synced(path.string(), dir_.string(), line);
+                // By value: a failed model call ends this frame while the job may still run.
+                auto created = asio::post(beside, asio::use_future([file = path.string(), dir = dir_.string(), line] {
+                                              const int fd = fb::create_synced(file, dir, line);
                                               return fd >= 0 && fb::write_synced(fd, line) ? fd : -1;
                                           }));
                 co_await model_call(client, bodies_[0]);
@@ -304,7 +305,8 @@ public:
                 out.spawn.push_back(fb::ms_since(part));
                 if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
                 part = bench_clock::now();
-                auto result_synced = asio::post(beside, asio::use_future([&] { return fb::write_synced(fd, line); }));
+                auto result_synced =
+                    asio::post(beside, asio::use_future([fd, line] { return fb::write_synced(fd, line); }));
                 co_await model_call(client, bodies_[1]);
                 if (!result_synced.get()) throw std::runtime_error("write + fdatasync failed");
                 out.second_call.push_back(fb::ms_since(part));
