@@ -94,6 +94,17 @@ std::vector<std::string> logged_bodies(const fb::fs::path& log) {
     return out;
 }
 
+// One of the task's model requests, replayed to the fake.
+asio::awaitable<void> replay_model_call(fiskai::net::http_client& client, const std::string& url,
+                                        const std::string& body) {
+    fiskai::net::http_request r;
+    r.url = url + "/v1/messages";
+    r.headers = {{"content-type", "application/json"}, {"x-api-key", "bench"}, {"anthropic-version", "2023-06-01"}};
+    r.body = body;
+    auto got = co_await client.send(std::move(r), bench_clock::now() + std::chrono::seconds(10));
+    if (!got || got->status != 200) throw std::runtime_error("fake LLM replay failed");
+}
+
 // The two round trips of one task, back to back on one keep-alive client, n times.
 std::vector<double> llm_floor_ms(const std::string& url, const std::vector<std::string>& bodies, int n) {
     asio::io_context ioc;
@@ -102,15 +113,7 @@ std::vector<double> llm_floor_ms(const std::string& url, const std::vector<std::
     auto loop = [&]() -> asio::awaitable<void> {
         for (int i = 0; i < n + 1; ++i) {
             const auto t = bench_clock::now();
-            for (const auto& b : bodies) {
-                fiskai::net::http_request r;
-                r.url = url + "/v1/messages";
-                r.headers = {
-                    {"content-type", "application/json"}, {"x-api-key", "bench"}, {"anthropic-version", "2023-06-01"}};
-                r.body = b;
-                auto got = co_await client.send(std::move(r), bench_clock::now() + std::chrono::seconds(10));
-                if (!got || got->status != 200) throw std::runtime_error("fake LLM replay failed");
-            }
+            for (const auto& b : bodies) co_await replay_model_call(client, url, b);
             if (i >= 1) samples.push_back(fb::ms_since(t));  // the first opens the connection
         }
         client.close_idle();  // else its idle keep-alive connection holds run() for its 60 s timeout
@@ -121,14 +124,18 @@ std::vector<double> llm_floor_ms(const std::string& url, const std::vector<std::
     return samples;
 }
 
+// The task's tool, run bare; its time in ms.
+double run_tool_ms(const std::string& demo) {
+    const auto t = bench_clock::now();
+    auto r = fb::bare_spawn(demo, {"stream", "info", "--", "ORDERS"});
+    const double ms = fb::ms_since(t);
+    if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
+    return ms;
+}
+
 std::vector<double> spawn_floor_ms(const std::string& demo, int n) {
     std::vector<double> samples;
-    for (int i = 0; i < n; ++i) {
-        const auto t = bench_clock::now();
-        auto r = fb::bare_spawn(demo, {"stream", "info", "--", "ORDERS"});
-        samples.push_back(fb::ms_since(t));
-        if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
-    }
+    for (int i = 0; i < n; ++i) samples.push_back(run_tool_ms(demo));
     return samples;
 }
 
@@ -282,7 +289,7 @@ public:
         asio::thread_pool beside(1);
         fiskai::net::http_client client(ioc.get_executor());
         auto loop = [&]() -> asio::awaitable<void> {
-            co_await model_call(client, bodies_[0]);  // opens the keep-alive connection: not a sample
+            co_await replay_model_call(client, llm_url_, bodies_[0]);  // opens the keep-alive connection: not a sample
             const std::string line(400, 'x');
             for (int i = 0; i < n; ++i) {
                 const auto path = dir_ / fmt::format("sequence-{}.json", i);
@@ -295,19 +302,16 @@ public:
                                               const int fd = fb::create_synced(file, dir, line);
                                               return fd >= 0 && fb::write_synced(fd, line) ? fd : -1;
                                           }));
-                co_await model_call(client, bodies_[0]);
+                co_await replay_model_call(client, llm_url_, bodies_[0]);
                 const int fd = created.get();
                 out.first_call.push_back(fb::ms_since(part));
                 if (fd < 0) throw std::runtime_error("create + fdatasync + directory fsync failed");
                 timed_sync(fd, line, out);  // the model's turn
-                part = bench_clock::now();
-                auto r = fb::bare_spawn(demo_, {"stream", "info", "--", "ORDERS"});
-                out.spawn.push_back(fb::ms_since(part));
-                if (r.status != 0) throw std::runtime_error("fisk-demo stream info failed: " + r.output);
+                out.spawn.push_back(run_tool_ms(demo_));
                 part = bench_clock::now();
                 auto result_synced =
                     asio::post(beside, asio::use_future([fd, line] { return fb::write_synced(fd, line); }));
-                co_await model_call(client, bodies_[1]);
+                co_await replay_model_call(client, llm_url_, bodies_[1]);
                 if (!result_synced.get()) throw std::runtime_error("write + fdatasync failed");
                 out.second_call.push_back(fb::ms_since(part));
                 // The prompt's, the turn's and the tool result's records are in: the rest.
@@ -325,15 +329,6 @@ public:
     }
 
 private:
-    asio::awaitable<void> model_call(fiskai::net::http_client& client, const std::string& body) {
-        fiskai::net::http_request r;
-        r.url = llm_url_ + "/v1/messages";
-        r.headers = {{"content-type", "application/json"}, {"x-api-key", "bench"}, {"anthropic-version", "2023-06-01"}};
-        r.body = body;
-        auto got = co_await client.send(std::move(r), bench_clock::now() + std::chrono::seconds(10));
-        if (!got || got->status != 200) throw std::runtime_error("fake LLM replay failed");
-    }
-
     static void timed_sync(int fd, const std::string& line, sequence_figures& out) {
         const auto t = bench_clock::now();
         if (!fb::write_synced(fd, line)) throw std::runtime_error("write + fdatasync failed");
@@ -438,16 +433,14 @@ int main(int argc, char** argv) {
             int processes, workers, in_flight;
             std::string name;
         };
-        const double cores = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
         const std::vector<shape> shapes = {{1, 4, 4, "1 process, workers: 4, 4 tasks in flight"},
                                            {4, 1, 4, "4 processes (one queue group), workers: 1 each, 4 in flight"}};
         std::vector<row_figures> rows{figures(one)};
         std::vector<fb::resident_kib> row_memory;  // per shape: the largest worker's
-        // Per shape: the share of the cores every process of the task held while the row ran.
-        // Slots scale to the cores when they fill them: what is left over then is no longer
-        // the server's to take.
-        std::vector<double> row_busy;
-        std::vector<double> row_cpu_per_task;  // ms, all the task's processes together
+        // Per shape: the CPU a task took, every process of the task together (ms). With the row's
+        // tasks/s it gives the share of the cores they held: slots scale to the cores when they
+        // fill them, and what is left over then is no longer the server's to take.
+        std::vector<double> row_cpu_per_task;
         const row_figures quiet_row = figures(quiet);
         for (const auto& s : shapes) {
             f.start_workers(s.processes, s.workers, false);
@@ -467,7 +460,6 @@ int main(int argc, char** argv) {
             steal_rest.stop();
             double row_ms = 0;
             for (std::size_t i = 0; i < row_cpu.size(); ++i) row_ms += row_cpu.ms_per_task(i, 1);
-            row_busy.push_back(d.seconds > 0 ? 100.0 * row_ms / (d.seconds * 1000.0 * cores) : 0.0);
             row_cpu_per_task.push_back(d.latency_ms.empty() ? 0.0 : row_ms / static_cast<double>(d.latency_ms.size()));
             if (d.failed) fmt::print("  {} tasks failed; first: {}\n", d.failed, d.first_failure);
             rows.push_back(figures(d));
@@ -543,19 +535,18 @@ int main(int argc, char** argv) {
             cpu_spawn.ms_per_task(0, spawn.size()), cpu_spawn_busy.ms_per_task(0, spawn_busy.size()),
             fb::percentile(spawn_busy, 0.5));
         // The machine's share those processes held while the batches ran.
-        const auto share = [cores](double ms_per_task, const fb::drive_figures& d) {
-            return d.seconds > 0
-                       ? 100.0 * ms_per_task * static_cast<double>(d.latency_ms.size()) / (d.seconds * 1000.0 * cores)
-                       : 0.0;
+        const double cores = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+        const auto share = [cores](double ms_per_task, double tasks_per_s) {
+            return 100.0 * ms_per_task * tasks_per_s / (1000.0 * cores);
         };
         fmt::print("    {:<62} {:>5.2f} / {:.2f}  = {:.0f}% / {:.0f}% of the {} cores while the batches ran\n", "sum",
-                   sum_events, sum_quiet, share(sum_events, one), share(sum_quiet, quiet), cores);
+                   sum_events, sum_quiet, share(sum_events, rows[0].per_s), share(sum_quiet, quiet_row.per_s), cores);
         fmt::print(
             "  the {} cores were {:.0f}% busy in the 4-slot row and {:.0f}% in the 4-process row "
             "(one task at a time: {:.0f}%),\n"
             "  at {:.2f} and {:.2f} ms of CPU a task in all (one task at a time: {:.2f})\n",
-            cores, row_busy[0], row_busy[1], share(sum_events, one), row_cpu_per_task[0], row_cpu_per_task[1],
-            sum_events);
+            cores, share(row_cpu_per_task[0], rows[1].per_s), share(row_cpu_per_task[1], rows[2].per_s),
+            share(sum_events, rows[0].per_s), row_cpu_per_task[0], row_cpu_per_task[1], sum_events);
         const auto mib = [](long kib) { return static_cast<double>(kib) / 1024.0; };
         fmt::print("\n  worker memory (resident, from /proc/<pid>/status):\n");
         fmt::print("    1 worker: {:.1f} MiB after the warm-up, {:.1f} MiB after its {} tasks, peak {:.1f} MiB\n",
