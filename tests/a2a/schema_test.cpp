@@ -390,3 +390,20 @@ TEST_CASE("a2a.schema: an answer's zero values survive a round trip", "[a2a][sch
         CHECK(*again == text);
     }
 }
+
+// The quick pass builds no error paths (the vendored valijson builds them only when errors
+// are collected); the pass that describes a failure still names the whole path.
+TEST_CASE("a2a.schema: a violation inside an array item names its whole path", "[a2a][schema]") {
+    const auto tools = [](std::string_view second) {
+        return body(protocols::discovery_reply,
+                    R"(,"name":"svc","version":"v1","tools":[{"name":"ping","input_schema":{"type":"object"}},)" +
+                        std::string(second) + "]");
+    };
+    CHECK(check(tools(R"({"name":"pong"})")));
+    const auto r = check(tools(R"({"name":5})"));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::schema_violation);
+    CHECK(
+        r.error().message ==
+        R"(schema validation failed: discovery.reply.json: /"tools"/1/"name": Value type not permitted by 'type' constraint)");
+}

@@ -2,6 +2,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include <string>
+
 #include <catch2/catch.hpp>
 
 using namespace fiskai::toolkit;
@@ -146,4 +148,54 @@ TEST_CASE("a string with an embedded NUL is checked whole", "[schema]") {
     CHECK(v.validate(json::parse(R"({"name":"ab\u0000cd"})")));
     CHECK(v.validate(json::parse(R"({"mode":"a\u0000b"})")));
     CHECK_FALSE(v.validate(json::parse(R"({"name":"abc","mode":"a"})")));
+}
+
+// The vendored valijson builds a child's error path only when errors are collected, as
+// they are here (the a2a validator's quick pass collects none, and builds none): every kind
+// of child still names its whole path, however deep.
+TEST_CASE("a violation at any depth names its whole path", "[schema]") {
+    auto v = make(R"({"type":"object","properties":{"a":{"type":"array",
+        "items":[{"type":"string"}],
+        "additionalItems":{"type":"object",
+            "patternProperties":{"^x":{"type":"integer"}},
+            "additionalProperties":{"type":"object","properties":{"deep":{"type":"string"}}}}},
+        "list":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}}})");
+    CHECK_FALSE(v.validate(json::parse(R"({"a":["s",{"x1":1,"y":{"deep":"ok"}}],"list":[{"n":1}]})")));
+    const auto tuple_item = v.validate(json::parse(R"({"a":[5]})"));
+    REQUIRE(tuple_item);
+    CHECK_THAT(*tuple_item, Catch::Contains("property \"a.0\""));
+    const auto pattern_member = v.validate(json::parse(R"({"a":["s",{"x1":"no"}]})"));
+    REQUIRE(pattern_member);
+    CHECK_THAT(*pattern_member, Catch::Contains("property \"a.1.x1\""));
+    const auto additional_member = v.validate(json::parse(R"({"a":["s",{"y":{"deep":3}}]})"));
+    REQUIRE(additional_member);
+    CHECK_THAT(*additional_member, Catch::Contains("property \"a.1.y.deep\""));
+    const auto list_item = v.validate(json::parse(R"({"list":[{"n":1},{"n":"two"}]})"));
+    REQUIRE(list_item);
+    CHECK_THAT(*list_item, Catch::Contains("property \"list.1.n\""));
+}
+
+// The vendored valijson skips an additionalProperties that no value can fail (absent, or
+// `{}`) instead of gathering the matched names and checking every member against it again:
+// whatever else the object's schema says is still enforced, and a real additionalProperties
+// still sees exactly the members no other keyword matched.
+TEST_CASE("an additionalProperties that accepts anything still lets patternProperties and properties check",
+          "[schema]") {
+    for (const char* additional : {"", R"(,"additionalProperties":{})"}) {
+        CAPTURE(additional);
+        auto v = make((std::string(R"({"type":"object","required":["id"],"properties":{"id":{"type":"string"}},)"
+                                   R"("patternProperties":{"^n_":{"type":"integer"}})") +
+                       additional + "}")
+                          .c_str());
+        CHECK_FALSE(v.validate(json::parse(R"({"id":"a","n_1":1,"anything":[true,{"x":null}]})")));
+        CHECK(v.validate(json::parse(R"({"id":1})")));
+        CHECK(v.validate(json::parse(R"({"id":"a","n_1":"one"})")));
+        CHECK(v.validate(json::parse(R"({"n_1":1})")));
+    }
+    auto typed = make(R"({"type":"object","properties":{"id":{"type":"string"}},
+        "patternProperties":{"^n_":{"type":"integer"}},"additionalProperties":{"type":"boolean"}})");
+    CHECK_FALSE(typed.validate(json::parse(R"({"id":"a","n_1":1,"flag":true})")));
+    const auto extra = typed.validate(json::parse(R"({"id":"a","n_1":1,"flag":"yes"})"));
+    REQUIRE(extra);
+    CHECK_THAT(*extra, Catch::Contains("property \"flag\""));
 }

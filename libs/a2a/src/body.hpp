@@ -24,11 +24,13 @@ struct raw_json_access {
 
 // A body parsed into a tree. The tree's memory lives in `storage` and is released at
 // once, without walking the tree, so no nesting depth reaches the destructor's stack.
+// `doc` is bound to `storage` from the start: assigning the parsed tree to a value on
+// another storage would copy it, node by node, onto the heap.
 struct parsed_body {
     std::string_view text;  // the bytes as received: raw values are cut from here
     std::optional<std::string> repaired;
     boost::json::monotonic_resource storage;
-    boost::json::value doc;
+    boost::json::value doc = boost::json::value(boost::json::storage_ptr(&storage));
 };
 
 // The size cap (nothing is read before it), then the JSON parse.

@@ -191,6 +191,12 @@ public:
         return m_alwaysInvalid;
     }
 
+    /// fisk-ai: true when no value can fail this sub-schema (no constraints, not `false`)
+    bool acceptsAnything() const
+    {
+        return !m_alwaysInvalid && m_constraints.empty();
+    }
+
     /**
      * @brief  Get the description associated with this sub-schema
      *

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -52,6 +54,29 @@ inline bool isDoubleAnInteger(const AdapterType &target)
 }  // namespace detail
 
 /**
+ * fisk-ai: the path of a child node (an array item or an object member), built in
+ * `storage` only when errors are collected (`results` set). Without results no error is
+ * recorded below this point, so the parent's path stands in, unread: a quick pass copies
+ * no path and formats no index.
+ */
+template<typename Key>
+inline const ValidationResults::Path &childPath(const ValidationResults::Path &parent,
+        const ValidationResults *results, ValidationResults::Kind kind, const Key &key,
+        ValidationResults::Path &storage)
+{
+    if (!results) {
+        return parent;
+    }
+    storage = parent;
+    if constexpr (std::is_integral_v<Key>) {
+        storage.push_back({kind, std::to_string(key)});
+    } else {
+        storage.push_back({kind, std::string(key)});
+    }
+    return storage;
+}
+
+/**
  * @brief   Implementation of the ConstraintVisitor interface that validates a
  *          target document
  *
@@ -76,14 +101,17 @@ public:
      * @param  regexesCache Cache of already created RegexEngine objects for pattern
      *                      constraints.
      */
+    // fisk-ai: the path by reference (it was copied into every visitor, one per
+    // subschema and property); whoever constructs a visitor keeps the path alive while it
+    // runs. Paths only name errors, so with no results none is built (childPath above).
     ValidationVisitor(const AdapterType &target,
-                      ValidationResults::Path path,
+                      const ValidationResults::Path &path,
                       const bool strictTypes,
                       const bool strictDateTime,
                       ValidationResults *results,
                       std::unordered_map<std::string, RegexEngine>& regexesCache)
       : m_target(target),
-        m_path(std::move(path)),
+        m_path(path),
         m_results(results),
         m_strictTypes(strictTypes),
         m_strictDateTime(strictDateTime),
@@ -586,12 +614,8 @@ public:
                         itr != arr.end(); ++itr) {
 
                     // Update path for current array item
-                    // TODO: avoid copy
-                    ValidationResults::Path newPath = m_path;
-                    newPath.push_back({
-                        ValidationResults::kArray,
-                        std::to_string(index)
-                    });
+                    ValidationResults::Path pathStorage;
+                    const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kArray, index, pathStorage);
 
                     ValidationVisitor<AdapterType, RegexEngine> validator(
                         *itr, newPath, m_strictTypes, m_strictDateTime, m_results, m_regexesCache);
@@ -1127,8 +1151,17 @@ public:
 
         bool validated = true;
 
+        // fisk-ai: an additionalProperties sub-schema that no value can fail (the keyword
+        // absent, or `{}`) has nothing to check, so the names the other keywords matched
+        // are not tracked and the members are not walked a second time.
+        const Subschema *additionalPropertiesSubschema =
+                constraint.getAdditionalPropertiesSubschema();
+        const bool anyAdditional =
+                additionalPropertiesSubschema && additionalPropertiesSubschema->acceptsAnything();
+
         // Track which properties have already been validated
         std::set<std::string> propertiesMatched;
+        std::set<std::string> *matched = anyAdditional ? nullptr : &propertiesMatched;
 
         // Validate properties against subschemas for matching 'properties'
         // constraints
@@ -1137,7 +1170,7 @@ public:
                 ValidatePropertySubschemas(
                         object, m_path, true, m_results != nullptr, true, m_strictTypes,
                         m_strictDateTime, m_results,
-                        &propertiesMatched, &validated, m_regexesCache));
+                        matched, &validated, m_regexesCache));
 
         // Exit early if validation failed, and we're not collecting exhaustive
         // validation results
@@ -1150,13 +1183,15 @@ public:
         constraint.applyToPatternProperties(
                 ValidatePatternPropertySubschemas(
                         object, m_path, true, false, true, m_strictTypes, m_strictDateTime,
-                        m_results, &propertiesMatched,
+                        m_results, matched,
                         &validated, m_regexesCache));
+
+        if (anyAdditional) {
+            return validated;
+        }
 
         // Validate against additionalProperties subschema for any properties
         // that have not yet been matched
-        const Subschema *additionalPropertiesSubschema =
-                constraint.getAdditionalPropertiesSubschema();
         if (!additionalPropertiesSubschema) {
             if (propertiesMatched.size() != m_target.getObjectSize()) {
                 if (m_results) {
@@ -1180,12 +1215,8 @@ public:
 
         for (const typename AdapterType::ObjectMember m : object) {
             if (propertiesMatched.find(m.first) == propertiesMatched.end()) {
-                // Update path
-                ValidationResults::Path newPath = m_path;
-                newPath.push_back({
-                    ValidationResults::kObject,
-                    m.first
-                });
+                ValidationResults::Path pathStorage;
+                const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kObject, m.first, pathStorage);
 
                 // Create a validator to validate the property's value
                 ValidationVisitor validator(m.second, newPath, m_strictTypes, m_strictDateTime, m_results, m_regexesCache);
@@ -1283,12 +1314,8 @@ public:
 
         unsigned int index = 0;
         for (const AdapterType &item : m_target.getArray()) {
-            // Update path for current array item
-            ValidationResults::Path newPath = m_path;
-            newPath.push_back({
-                ValidationResults::kArray,
-                std::to_string(index)
-            });
+            ValidationResults::Path pathStorage;
+            const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kArray, index, pathStorage);
 
             // Create a validator for the current array item
             ValidationVisitor<AdapterType, RegexEngine> validationVisitor(
@@ -1577,12 +1604,8 @@ private:
                 return false;
             }
 
-            // Update path
-            ValidationResults::Path newPath = m_path;
-            newPath.push_back({
-                ValidationResults::kArray,
-                std::to_string(index)
-            });
+            ValidationResults::Path pathStorage;
+            const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kArray, index, pathStorage);
 
             // Find array item
             typename AdapterType::Array::const_iterator itr = m_arr.begin();
@@ -1750,12 +1773,8 @@ private:
                         m_propertiesMatched->insert(m.first);
                     }
 
-                    // Update path
-                    ValidationResults::Path newPath = m_path;
-                    newPath.push_back({
-                        ValidationResults::kObject,
-                        m.first
-                    });
+                    ValidationResults::Path pathStorage;
+                    const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kObject, m.first, pathStorage);
 
                     // Recursively validate property's value
                     ValidationVisitor validator(m.second, newPath, m_strictTypes, m_strictDateTime, m_results, m_regexesCache);
@@ -1833,22 +1852,20 @@ private:
         template<typename StringType>
         bool operator()(const StringType &propertyName, const Subschema *subschema) const
         {
-            const std::string propertyNameKey(propertyName.c_str());
+            // fisk-ai: a view of the schema's name (through c_str(), as before), copied
+            // only for a member that is there and only where it is kept
+            const std::string_view propertyNameKey(propertyName.c_str());
             const typename AdapterType::Object::const_iterator itr = m_object.find(propertyNameKey);
             if (itr == m_object.end()) {
                 return m_continueIfUnmatched;
             }
 
             if (m_propertiesMatched) {
-                m_propertiesMatched->insert(propertyNameKey);
+                m_propertiesMatched->insert(std::string(propertyNameKey));
             }
 
-            // Update path
-            ValidationResults::Path newPath = m_path;
-            newPath.push_back({
-                ValidationResults::kObject,
-                propertyNameKey
-            });
+            ValidationResults::Path pathStorage;
+            const ValidationResults::Path &newPath = childPath(m_path, m_results, ValidationResults::kObject, propertyNameKey, pathStorage);
 
             // Recursively validate property's value
             ValidationVisitor validator(itr->second, newPath, m_strictTypes, m_strictDateTime, m_results, m_regexesCache);
@@ -1858,7 +1875,7 @@ private:
 
             if (m_results) {
                 m_results->pushError(m_path, "Failed to validate against schema associated with property name '" +
-                        propertyNameKey + "'.");
+                        std::string(propertyNameKey) + "'.");
             }
 
             if (m_validated) {
@@ -2081,8 +2098,8 @@ private:
     /// The JSON value being validated
     AdapterType m_target;
 
-    /// Vector of strings describing the current object path
-    ValidationResults::Path m_path;
+    /// Vector of strings describing the current object path (owned by the constructor's caller)
+    const ValidationResults::Path &m_path;
 
     /// Optional pointer to a ValidationResults object to be populated
     ValidationResults *m_results;

@@ -73,9 +73,11 @@ public:
             ValidationResults *results)
     {
         // Construct a ValidationVisitor to perform validation at the root level
+        // (fisk-ai: the visitor holds its path by reference, so the root's is a local)
+        const ValidationResults::Path root;
         ValidationVisitor<AdapterType, RegexEngine> v(
                 target,
-                ValidationResults::Path(),
+                root,
                 strictTypes,
                 strictDateTime,
                 results,

@@ -28,6 +28,7 @@
 #include <optional>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <boost/json.hpp>
 
@@ -179,7 +180,8 @@ public:
      *
      * @param   property   property name to search for
      */
-    BoostJsonObjectMemberIterator find(const std::string &property) const;
+    // fisk-ai: a view, so a schema's property names are looked up without a copy each
+    BoostJsonObjectMemberIterator find(std::string_view property) const;
 
     /// Returns the number of members belonging to this object.
     size_t size() const
@@ -710,7 +712,7 @@ inline BoostJsonObjectMemberIterator BoostJsonObject::end() const
 }
 
 inline BoostJsonObjectMemberIterator BoostJsonObject::find(
-    const std::string &propertyName) const
+    std::string_view propertyName) const
 {
     return m_value.find(propertyName);
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <valijson/internal/adapter.hpp>
 #include <valijson/internal/frozen_value.hpp>
@@ -61,7 +62,7 @@ public:
 
     StdStringObjectMemberIterator end() const;
 
-    StdStringObjectMemberIterator find(const std::string &propertyName) const;
+    StdStringObjectMemberIterator find(std::string_view propertyName) const;  // fisk-ai: a view
 
     static size_t size()
     {
@@ -465,7 +466,7 @@ inline StdStringObjectMemberIterator StdStringObject::end() const
     return {};
 }
 
-inline StdStringObjectMemberIterator StdStringObject::find(const std::string &) const
+inline StdStringObjectMemberIterator StdStringObject::find(std::string_view) const
 {
     return {};
 }
