@@ -4,7 +4,8 @@
 # fake-LLM round trips, one spawn of the tool, the journal's syncs for a new session, the NATS
 # round trip and the flush before the ack), each part alone and all of them as one bare task in
 # a task's order (the floor the goal is read against); who uses the cores; then the workers'
-# memory and the host's steal.
+# memory and the host's steal. sched_trace.sh runs this under a scheduler trace and reads where
+# the 4-task rows' idle core time goes.
 #   bench/serve/run.sh [build dir (default build/bench, configured if missing)] [tasks per row (default 300)]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
