@@ -153,6 +153,15 @@ asio::awaitable<int> host_and_call(fiskai::app::runtime& rt, run_options o, std:
     config::config cfg;
     try {
         cfg = hosted_config(config::load_file(o.config_path, config::mode::agent));
+    } catch (const config::config_error& e) {
+        // The prompt on the command line is the task's; the one missing is the agent's own.
+        const bool system_prompt_missing = e.what() == config::agent_prompt_required;
+        fmt::print(stderr, "fisk-ai-serve: error: {}{}\n", e.what(),
+                   system_prompt_missing ? fmt::format(": set system_prompt in {} (the prompt given to run is the "
+                                                       "task, not the agent's system prompt)",
+                                                       o.config_path)
+                                         : "");
+        co_return run_could_not_start;
     } catch (const std::exception& e) {
         fmt::print(stderr, "fisk-ai-serve: error: {}\n", e.what());
         co_return run_could_not_start;

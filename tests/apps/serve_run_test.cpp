@@ -217,6 +217,25 @@ TEST_CASE("run hosts the agent on its own broker: the answer on stdout, events o
     CHECK(std::count(after.out.begin(), after.out.end(), '{') == std::count(before.out.begin(), before.out.end(), '{'));
 }
 
+TEST_CASE("run without system_prompt says it is the config's prompt that is missing, not the task's", "[serve_run]") {
+    test::scratch_dir dir;
+    const auto cfg =
+        dir.write("no-prompt.yaml", fmt::format("application_path: {}\nllm:\n  model: fake\n", FISK_DEMO_PATH));
+    const auto r = test::run_shell(
+        fmt::format("ANTHROPIC_API_KEY=test-key {} run --config {} how many messages 2>&1", FISK_AI_SERVE_PATH, cfg));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out == fmt::format("fisk-ai-serve: error: prompt is required unless exposed over MCP: set system_prompt in "
+                               "{} (the prompt given to run is the task, not the agent's system prompt)\n",
+                               cfg));
+    // Any other config error is printed as it is.
+    const auto bad = dir.write("bad.yaml", "llm: 5\n");
+    const auto r2 =
+        test::run_shell(fmt::format("ANTHROPIC_API_KEY=test-key {} run --config {} hi 2>&1", FISK_AI_SERVE_PATH, bad));
+    CHECK(r2.exit_code == 2);
+    CHECK(r2.out == "fisk-ai-serve: error: parsing config: line 1: llm must be a mapping, got \"5\"\n");
+}
+
 TEST_CASE("serve: a SIGTERM while the worker starts drains it once it is up, and exits 0", "[serve_run]") {
     worker_env e;
     // The application, read at startup, answers slowly: the stop comes while it is read.

@@ -575,7 +575,7 @@ void validate_for_mode(const config& c, mode m, const mode_options& options) {
             // An agent that is also exposed over MCP may run without a prompt of its own.
             if (!c.mcp) {
                 if (c.identity.empty()) throw config_error("identity is required unless exposed over MCP");
-                if (c.system_prompt.empty()) throw config_error("prompt is required unless exposed over MCP");
+                if (c.system_prompt.empty()) throw config_error(std::string(agent_prompt_required));
             }
             if (c.llm.model.empty()) throw config_error("llm.model is required");
             return;

@@ -32,6 +32,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Mode agent's text for a config without system_prompt (the Go original's words), named so
+// that a command which also takes a prompt of its own can say which prompt is missing.
+inline constexpr std::string_view agent_prompt_required = "prompt is required unless exposed over MCP";
+
 // Tool selection: `tools` are unanchored RE2 patterns over the tool name, `tags` are exact
 // tag strings ("" matches a tool with no tags). A filter with both lists empty is ignored.
 struct filter {
