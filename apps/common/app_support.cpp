@@ -35,12 +35,13 @@ gocompat::logger process_logger(gocompat::log_level min_level) {
 
 void set_log_format(gocompat::log_format format) { current_log_format.store(format, std::memory_order_relaxed); }
 
+// CLI11 puts the option's name in front of a validator's text, so the text starts at the value.
 CLI::Validator task_id_validator() {
     return CLI::Validator(
         [](const std::string& s) -> std::string {
             if (a2a::is_valid_request_id(s)) return {};
             return fmt::format(
-                "--continue {} is not a task id: use the id a previous ask printed "
+                "{} is not a task id: use the id a previous ask printed "
                 "(letters, digits, '-' and '_', at most 64)",
                 gocompat::quote(s));
         },

@@ -151,7 +151,7 @@ subcommand add_ask_command(CLI::App& parent) {
         ->check(CLI::Validator(
             [](const std::string& s) -> std::string {
                 if (is_valid_identity(s)) return {};
-                return fmt::format("agent {} is not an identity: use letters, digits, '-' and '_' (at most 128)",
+                return fmt::format("{} is not an identity: use letters, digits, '-' and '_' (at most 128)",
                                    gocompat::quote(s));
             },
             "AGENT"));
@@ -164,7 +164,7 @@ subcommand add_ask_command(CLI::App& parent) {
         ->check(CLI::Validator(
             [](const std::string& s) -> std::string {
                 if (is_valid_identity(s)) return {};
-                return fmt::format("--identity {} is not an identity: use letters, digits, '-' and '_' (at most 128)",
+                return fmt::format("{} is not an identity: use letters, digits, '-' and '_' (at most 128)",
                                    gocompat::quote(s));
             },
             "NAME"));

@@ -23,6 +23,14 @@ TEST_CASE("a wrong command line exits 2 and says what is wrong", "[app][exit]") 
              {a2a, "subcommand"},
              {a2a + " discover", "identity"},
              {a2a + " discover peer --timeout nan", "--timeout nan is not a number of seconds"},
+             // CLI11 puts the option's name in front: the text starts at the value.
+             {a2a + " ask 'bad name!' hi",
+              "agent: \"bad name!\" is not an identity: use letters, digits, '-' and '_' (at most 128)\n"},
+             {a2a + " ask demo hi --identity a.b",
+              "--identity: \"a.b\" is not an identity: use letters, digits, '-' and '_' (at most 128)\n"},
+             {a2a + " ask demo --continue a.b hi",
+              "--continue: \"a.b\" is not a task id: use the id a previous ask printed (letters, digits, '-' and "
+              "'_', at most 64)\n"},
          }) {
         CAPTURE(cmd);
         const auto r = run_shell(cmd + " </dev/null 2>&1");

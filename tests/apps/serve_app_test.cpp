@@ -288,5 +288,6 @@ TEST_CASE("fisk-ai-serve answers --help and refuses a bad command line", "[serve
     // A --continue that is no task id is refused before a broker or a tool starts.
     const auto bad_task = test::run_shell(serve_bin + " run --config /nonexistent.yaml --continue a.b hello 2>&1");
     CHECK(bad_task.exit_code == 2);
-    CHECK_THAT(bad_task.out, Contains("--continue \"a.b\" is not a task id: use the id a previous ask printed"));
+    CHECK_THAT(bad_task.out, StartsWith("--continue: \"a.b\" is not a task id: use the id a previous ask printed "
+                                        "(letters, digits, '-' and '_', at most 64)\n"));
 }
