@@ -19,11 +19,13 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <unistd.h>
@@ -55,21 +57,37 @@ struct ask_options {
     bool defer_questions = false;
 };
 
-// A Go duration flag, checked when the command line is parsed.
-CLI::Validator go_duration(std::string flag, bool allow_zero) {
+// A Go duration flag, checked when the command line is parsed. CLI11 puts the option's name in
+// front of a validator's text, so the texts start at the value.
+CLI::Validator go_duration(bool allow_zero) {
     return CLI::Validator(
-        [flag, allow_zero](const std::string& text) -> std::string {
+        [allow_zero](const std::string& text) -> std::string {
             try {
                 const auto d = gocompat::parse_duration(text);
                 if (d.count() > 0 || (allow_zero && d.count() == 0)) return {};
             } catch (const gocompat::duration_error& e) {
-                return fmt::format("{} {}: {}; pass a Go duration such as 90s, 2m or 1h30m", flag,
-                                   gocompat::quote(text), e.what());
+                return fmt::format("{}: {}; pass a Go duration such as 90s, 2m or 1h30m", gocompat::quote(text),
+                                   e.what());
             }
-            return fmt::format("{} {} must be more than zero; pass a Go duration such as 90s, 2m or 1h30m", flag,
+            return fmt::format("{} must be more than zero; pass a Go duration such as 90s, 2m or 1h30m",
                                gocompat::quote(text));
         },
         "DURATION");
+}
+
+// A count the caller may only lower (tokens, iterations): a whole number above zero. CLI11's
+// PositiveNumber would print its range as 0 to the largest double, digit by digit.
+CLI::Validator positive_count(std::string example) {
+    return CLI::Validator(
+        [example](const std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const auto* end = text.data() + text.size();
+            const auto [at, ec] = std::from_chars(text.data(), end, v);
+            if (ec == std::errc() && at == end && v > 0) return {};
+            return fmt::format("{} is not a whole number from 1 to {}; pass for example {}", gocompat::quote(text),
+                               std::numeric_limits<std::int64_t>::max(), example);
+        },
+        "N");
 }
 
 std::chrono::steady_clock::duration as_steady(const std::string& text) {
@@ -173,27 +191,27 @@ subcommand add_ask_command(CLI::App& parent) {
     cmd->add_option("--context-file", o->context_file, "A file whose text goes with the prompt as its context");
     cmd->add_option("--hint", o->hints, "A tool the agent should consider (repeatable)");
     cmd->add_option("--max-tokens", o->max_tokens, "Lower the agent's token budget for this task")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_count("--max-tokens 4000"));
     cmd->add_option("--max-iterations", o->max_iterations, "Lower the agent's iteration limit for this task")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_count("--max-iterations 5"));
     cmd->add_option("--call-timeout", o->call_timeout, "Lower the agent's LLM call timeout (a Go duration)")
-        ->check(go_duration("--call-timeout", false));
+        ->check(go_duration(false));
     cmd->add_flag("--no-stream", o->no_stream, "Ask for no events: only questions and the final message");
     cmd->add_flag("--json", o->json, "Print every message of the reply set on stdout, one JSON object a line");
     cmd->add_option("--idle-timeout", o->idle_timeout,
                     "Give up when the agent sends nothing this long (a Go duration, at least 30s)")
         ->capture_default_str()
-        ->check(go_duration("--idle-timeout", false));
+        ->check(go_duration(false));
     cmd->add_option("--accept-timeout", o->accept_timeout,
                     "Give up when no worker takes the task this long (a Go duration)")
         ->capture_default_str()
-        ->check(go_duration("--accept-timeout", false));
+        ->check(go_duration(false));
     // For tests that wait out the idle limit (a killed worker): below three keepalive
     // intervals a healthy agent busy in a long call looks idle, so it stays out of --help.
     cmd->add_option("--idle-floor", o->idle_floor,
                     "Lower the 30s floor of --idle-timeout (tests only: a busy agent sends keepalives every 10s)")
         ->group("")
-        ->check(go_duration("--idle-floor", false));
+        ->check(go_duration(false));
     auto* decline = cmd->add_flag("--decline-questions", o->decline_questions,
                                   "Decline every question the agent asks (the default without a terminal)");
     auto* defer = cmd->add_flag("--defer-questions", o->defer_questions,

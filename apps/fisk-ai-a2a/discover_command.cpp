@@ -121,7 +121,7 @@ subcommand add_discover_command(CLI::App& parent) {
                 }
                 if (std::isfinite(v) && v > 0 && v <= 3600) return {};
                 return fmt::format(
-                    "--timeout {} is not a number of seconds between 0 (exclusive) and 3600; "
+                    "{} is not a number of seconds between 0 (exclusive) and 3600; "
                     "pass for example --timeout 5 or --timeout 0.5",
                     text);
             },

@@ -137,7 +137,7 @@ TEST_CASE("a2a.app: discover refuses a timeout that is not a positive, finite nu
         CAPTURE(bad);
         const auto r = run_app("discover peer --timeout " + bad, empty.path);
         CHECK(r.exit_code != 0);
-        CHECK_THAT(r.err, Catch::Contains("--timeout " + bad + " is not a number of seconds"));
+        CHECK_THAT(r.err, Catch::Contains("--timeout: " + bad + " is not a number of seconds"));
         CHECK_THAT(r.err, Catch::Contains("--timeout 5"));
     }
 }

@@ -22,8 +22,16 @@ TEST_CASE("a wrong command line exits 2 and says what is wrong", "[app][exit]") 
              {a2a + " check --bogus", "--bogus"},
              {a2a, "subcommand"},
              {a2a + " discover", "identity"},
-             {a2a + " discover peer --timeout nan", "--timeout nan is not a number of seconds"},
              // CLI11 puts the option's name in front: the text starts at the value.
+             {a2a + " discover peer --timeout nan", "--timeout: nan is not a number of seconds"},
+             {a2a + " ask demo hi --max-tokens -1",
+              "--max-tokens: \"-1\" is not a whole number from 1 to 9223372036854775807; pass for example --max-tokens "
+              "4000\n"},
+             {a2a + " ask demo hi --max-iterations 2.5",
+              "--max-iterations: \"2.5\" is not a whole number from 1 to 9223372036854775807; pass for example "
+              "--max-iterations 5\n"},
+             {a2a + " ask demo hi --idle-timeout 0s",
+              "--idle-timeout: \"0s\" must be more than zero; pass a Go duration such as 90s, 2m or 1h30m\n"},
              {a2a + " ask 'bad name!' hi",
               "agent: \"bad name!\" is not an identity: use letters, digits, '-' and '_' (at most 128)\n"},
              {a2a + " ask demo hi --identity a.b",
