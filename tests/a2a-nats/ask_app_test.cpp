@@ -262,7 +262,8 @@ TEST_CASE("ask: the prompt comes from stdin when none is given, else it is a usa
 
     auto bad = env.ask("bad", {"svc", "x", "--idle-timeout", "soon"});
     CHECK(bad->wait() == 2);
-    CHECK(bad->stderr_text().find("--idle-timeout \"soon\": time: invalid duration \"soon\"") != std::string::npos);
+    CHECK(bad->stderr_text().find("--idle-timeout: \"soon\": time: invalid duration \"soon\"; pass a Go duration "
+                                  "such as 90s, 2m or 1h30m\n") != std::string::npos);
 
     auto both = env.ask("both", {"svc", "x", "--decline-questions", "--defer-questions"});
     CHECK(both->wait() == 2);
