@@ -48,6 +48,16 @@ CLI::Validator task_id_validator() {
         "TASK");
 }
 
+CLI::Validator identity_validator(std::string type_name) {
+    return CLI::Validator(
+        [](const std::string& s) -> std::string {
+            if (a2a::is_valid_identity(s)) return {};
+            return fmt::format("{} is not an identity: use letters, digits, '-' and '_' (at most 128)",
+                               gocompat::quote(s));
+        },
+        std::move(type_name));
+}
+
 void add_log_format_option(CLI::App& app) {
     app.add_option_function<std::string>(
            "--log-format",

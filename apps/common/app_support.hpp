@@ -33,6 +33,10 @@ void add_log_format_option(CLI::App& app);
 // naming the value and where a good one comes from (checked before anything starts).
 [[nodiscard]] CLI::Validator task_id_validator();
 
+// An agent's identity on the command line (`NAME` in --help): the a2a protocol's pattern, or a
+// usage error naming the value, checked before anything connects.
+[[nodiscard]] CLI::Validator identity_validator(std::string type_name);
+
 void log_warning(std::string_view text);
 void log_info(std::string_view text);
 

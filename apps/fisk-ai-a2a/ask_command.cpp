@@ -57,14 +57,13 @@ struct ask_options {
     bool defer_questions = false;
 };
 
-// A Go duration flag, checked when the command line is parsed. CLI11 puts the option's name in
-// front of a validator's text, so the texts start at the value.
-CLI::Validator go_duration(bool allow_zero) {
+// A Go duration flag above zero, checked when the command line is parsed. CLI11 puts the
+// option's name in front of a validator's text, so the texts start at the value.
+CLI::Validator go_duration() {
     return CLI::Validator(
-        [allow_zero](const std::string& text) -> std::string {
+        [](const std::string& text) -> std::string {
             try {
-                const auto d = gocompat::parse_duration(text);
-                if (d.count() > 0 || (allow_zero && d.count() == 0)) return {};
+                if (gocompat::parse_duration(text).count() > 0) return {};
             } catch (const gocompat::duration_error& e) {
                 return fmt::format("{}: {}; pass a Go duration such as 90s, 2m or 1h30m", gocompat::quote(text),
                                    e.what());
@@ -166,26 +165,14 @@ subcommand add_ask_command(CLI::App& parent) {
     cmd->footer(fiskai::app::task_exit_codes_help);
     cmd->add_option("agent", o->agent, "The agent's identity (letters, digits, '-' and '_')")
         ->required()
-        ->check(CLI::Validator(
-            [](const std::string& s) -> std::string {
-                if (is_valid_identity(s)) return {};
-                return fmt::format("{} is not an identity: use letters, digits, '-' and '_' (at most 128)",
-                                   gocompat::quote(s));
-            },
-            "AGENT"));
+        ->check(fiskai::app::identity_validator("AGENT"));
     cmd->add_option("prompt", o->prompt, "The prompt (else read from stdin when it is not a terminal)");
     cmd->add_option(
         "--context", o->context,
         "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");
     cmd->add_option("--identity", o->identity, "Who the task comes from (the request's sender)")
         ->capture_default_str()
-        ->check(CLI::Validator(
-            [](const std::string& s) -> std::string {
-                if (is_valid_identity(s)) return {};
-                return fmt::format("{} is not an identity: use letters, digits, '-' and '_' (at most 128)",
-                                   gocompat::quote(s));
-            },
-            "NAME"));
+        ->check(fiskai::app::identity_validator("NAME"));
     cmd->add_option("--continue", o->continue_task, "Continue the task with this id instead of starting one")
         ->check(fiskai::app::task_id_validator());
     cmd->add_option("--context-file", o->context_file, "A file whose text goes with the prompt as its context");
@@ -195,23 +182,23 @@ subcommand add_ask_command(CLI::App& parent) {
     cmd->add_option("--max-iterations", o->max_iterations, "Lower the agent's iteration limit for this task")
         ->check(positive_count("--max-iterations 5"));
     cmd->add_option("--call-timeout", o->call_timeout, "Lower the agent's LLM call timeout (a Go duration)")
-        ->check(go_duration(false));
+        ->check(go_duration());
     cmd->add_flag("--no-stream", o->no_stream, "Ask for no events: only questions and the final message");
     cmd->add_flag("--json", o->json, "Print every message of the reply set on stdout, one JSON object a line");
     cmd->add_option("--idle-timeout", o->idle_timeout,
                     "Give up when the agent sends nothing this long (a Go duration, at least 30s)")
         ->capture_default_str()
-        ->check(go_duration(false));
+        ->check(go_duration());
     cmd->add_option("--accept-timeout", o->accept_timeout,
                     "Give up when no worker takes the task this long (a Go duration)")
         ->capture_default_str()
-        ->check(go_duration(false));
+        ->check(go_duration());
     // For tests that wait out the idle limit (a killed worker): below three keepalive
     // intervals a healthy agent busy in a long call looks idle, so it stays out of --help.
     cmd->add_option("--idle-floor", o->idle_floor,
                     "Lower the 30s floor of --idle-timeout (tests only: a busy agent sends keepalives every 10s)")
         ->group("")
-        ->check(go_duration(false));
+        ->check(go_duration());
     auto* decline = cmd->add_flag("--decline-questions", o->decline_questions,
                                   "Decline every question the agent asks (the default without a terminal)");
     auto* defer = cmd->add_flag("--defer-questions", o->defer_questions,

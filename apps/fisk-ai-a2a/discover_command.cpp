@@ -5,6 +5,7 @@
 // else the NATS CLI's selected context, else nats://127.0.0.1:4222. The sender is
 // `fisk-ai`, as in the original.
 
+#include "app_support.hpp"
 #include "nats_commands.hpp"
 #include "terminal_text.hpp"
 
@@ -103,7 +104,9 @@ asio::awaitable<int> run_discover(discover_options o) {
 subcommand add_discover_command(CLI::App& parent) {
     auto opts = std::make_shared<discover_options>();
     auto* cmd = parent.add_subcommand("discover", "Print a peer agent's card: its version, protocols and tools");
-    cmd->add_option("identity", opts->identity, "The peer's identity (letters, digits, '-' and '_')")->required();
+    cmd->add_option("identity", opts->identity, "The peer's identity (letters, digits, '-' and '_')")
+        ->required()
+        ->check(fiskai::app::identity_validator("IDENTITY"));
     cmd->add_option(
         "--context", opts->context,
         "NATS context to connect with (default: the NATS CLI's selected context, else nats://127.0.0.1:4222)");

@@ -181,9 +181,12 @@ TEST_CASE("serve, discover and info work together, SIGTERM stops serve cleanly",
     auto missing = env.run("discover-missing", {"discover", "ghost", "--context", "local"});
     CHECK(missing->wait(env.ioc) != 0);
     CHECK(missing->stderr_text().find("remote agent unavailable") != std::string::npos);
+    // An identity that would shape the subject is a wrong command line, refused before the
+    // request is built (the client's own check, `invalid outgoing request`, stays behind it).
     auto bad = env.run("discover-bad", {"discover", "a.b", "--context", "local"});
-    CHECK(bad->wait(env.ioc) != 0);
-    CHECK(bad->stderr_text().find("invalid outgoing request") != std::string::npos);
+    CHECK(bad->wait(env.ioc) == 2);
+    CHECK(bad->stderr_text().find("identity: \"a.b\" is not an identity: use letters, digits, '-' and '_' (at most "
+                                  "128)\n") != std::string::npos);
 
     auto info = env.run(
         "info",

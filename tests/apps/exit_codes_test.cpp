@@ -32,6 +32,8 @@ TEST_CASE("a wrong command line exits 2 and says what is wrong", "[app][exit]") 
               "--max-iterations 5\n"},
              {a2a + " ask demo hi --idle-timeout 0s",
               "--idle-timeout: \"0s\" must be more than zero; pass a Go duration such as 90s, 2m or 1h30m\n"},
+             {a2a + " discover 'a.b'",
+              "identity: \"a.b\" is not an identity: use letters, digits, '-' and '_' (at most 128)\n"},
              {a2a + " ask 'bad name!' hi",
               "agent: \"bad name!\" is not an identity: use letters, digits, '-' and '_' (at most 128)\n"},
              {a2a + " ask demo hi --identity a.b",
