@@ -28,7 +28,7 @@ SPELL_S = 0.0003  # an idle spell long enough to be more than a hand-off between
 
 
 def parse(path):
-    """Yields (ts, cpu, comm, tid, pid, run_s, delay_s); comm '<idle>' for the idle task."""
+    """Yields (ts, cpu, comm, pid, run_s, delay_s); comm '<idle>' for the idle task."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
@@ -37,17 +37,17 @@ def parse(path):
             task = m["task"].strip()
             t = TASK.match(task)
             if task.startswith("<idle>") or not t:
-                comm, tid, pid = "<idle>", 0, 0
+                comm, pid = "<idle>", 0
             else:
-                comm, tid = t["comm"], int(t["tid"])
-                pid = int(t["pid"]) if t["pid"] else tid
-            yield (float(m["ts"]), m["cpu"], comm, tid, pid, float(m["run"]) / 1000, float(m["delay"]) / 1000)
+                comm = t["comm"]
+                pid = int(t["pid"] or t["tid"])  # a process's main thread is shown without its pid
+            yield (float(m["ts"]), m["cpu"], comm, pid, float(m["run"]) / 1000, float(m["delay"]) / 1000)
 
 
 def find_rows(events):
     """The spans of the rows, from the lifetimes of the worker processes."""
     life = {}
-    for ts, _cpu, comm, _tid, pid, _run, _delay in events:
+    for ts, _cpu, comm, pid, _run, _delay in events:
         if comm == "fisk-ai-serve" and pid:
             first, _last = life.get(pid, (ts, ts))
             life[pid] = (first, ts)
@@ -88,8 +88,8 @@ def union_length(segments):
 def report(name, events, t0, t1):
     runs = collections.defaultdict(list)  # cpu -> (start, end, comm) of everything that ran
     idle = collections.defaultdict(list)  # cpu -> (start, end) idle
-    queued = []  # (start, end, cpu it ran on next, comm): runnable but not running
-    for ts, cpu, comm, _tid, _pid, run, delay in events:
+    queued = []  # (start, end, comm): runnable but not running
+    for ts, cpu, comm, _pid, run, delay in events:
         start = ts - run
         if ts < t0 or start > t1:
             continue
@@ -98,7 +98,7 @@ def report(name, events, t0, t1):
         else:
             runs[cpu].append((start, ts, comm))
             if delay > 0:
-                queued.append((start - delay, start, cpu, comm))
+                queued.append((start - delay, start, comm))
     cpus = sorted(set(runs) | set(idle))
     span = t1 - t0
     idle_total = sum(b - a for c in cpus for a, b in idle[c])
@@ -143,7 +143,7 @@ def report(name, events, t0, t1):
         segments = []
         k = bisect.bisect_left(queued_starts, a - longest_wait)
         while k < len(queued) and queued[k][0] < b:
-            q0, q1, _cpu, comm = queued[k]
+            q0, q1, comm = queued[k]
             o = overlap(a, b, q0, q1)
             if o > 0:
                 segments.append((max(a, q0), min(b, q1)))
